@@ -1,0 +1,75 @@
+// Package testdb gives tests real, empty databases: one PostgreSQL or MariaDB
+// database per test package (named by the caller), created afresh. Tests fail
+// (they never skip) when a server does not answer: run scripts/test, which
+// starts what is missing.
+package testdb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib"
+)
+
+// PostgresAdminURL is the server the tests use (VOLTRO_TEST_POSTGRES_URL).
+func PostgresAdminURL() string {
+	if u := os.Getenv("VOLTRO_TEST_POSTGRES_URL"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+// MariaDBAdminDSN is the server the tests use, in go-sql-driver form
+// (VOLTRO_TEST_MARIADB_DSN).
+func MariaDBAdminDSN() string {
+	if u := os.Getenv("VOLTRO_TEST_MARIADB_DSN"); u != "" {
+		return u
+	}
+	return "root@tcp(127.0.0.1:3306)/"
+}
+
+// Postgres drops and recreates database voltro_t_<name> and returns its URL.
+func Postgres(t testing.TB, name string) string {
+	t.Helper()
+	db, err := sql.Open("pgx", PostgresAdminURL())
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dbname := "voltro_t_" + name
+	if _, err := db.ExecContext(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, dbname)); err != nil {
+		t.Fatalf("testdb: PostgreSQL at %s does not answer (run scripts/test to start it): %v", PostgresAdminURL(), err)
+	}
+	if _, err := db.ExecContext(ctx, `CREATE DATABASE `+dbname); err != nil {
+		t.Fatalf("testdb: create %s: %v", dbname, err)
+	}
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:5432/%s?sslmode=disable", dbname)
+}
+
+// MariaDB drops and recreates database voltro_t_<name> and returns a
+// mariadb:// URL for it.
+func MariaDB(t testing.TB, name string) string {
+	t.Helper()
+	db, err := sql.Open("mysql", MariaDBAdminDSN())
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dbname := "voltro_t_" + name
+	if _, err := db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+dbname); err != nil {
+		t.Fatalf("testdb: MariaDB at %s does not answer (run scripts/test to start it): %v", MariaDBAdminDSN(), err)
+	}
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+dbname); err != nil {
+		t.Fatalf("testdb: create %s: %v", dbname, err)
+	}
+	return "mariadb://root@127.0.0.1:3306/" + dbname
+}

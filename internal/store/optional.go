@@ -1,0 +1,36 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+)
+
+// SQLDB is implemented by the SQL stores: the application pool as a
+// database/sql handle, for features that keep their own small tables
+// (schedules, change capture) and for the application's own writes.
+type SQLDB interface {
+	DB() *sql.DB
+}
+
+// WakeKind says what a Wake is about.
+type WakeKind string
+
+const (
+	WakeMessage WakeKind = "message" // a message was enqueued (or replayed)
+	WakeReply   WakeKind = "reply"   // a final reply was stored
+)
+
+// Wake is a push notification from a store with a native feed.
+type Wake struct {
+	Kind  WakeKind
+	Shard string // for WakeMessage
+	ID    int64  // message id (the request id for WakeReply)
+}
+
+// WakeListener is implemented by stores that can push wake-ups (PostgreSQL
+// LISTEN/NOTIFY). ListenWakes blocks on a dedicated connection, calling fn for
+// every wake, reconnecting on failure, until ctx ends. After a reconnect it
+// calls fn with a zero Wake, meaning "you may have missed some: re-read".
+type WakeListener interface {
+	ListenWakes(ctx context.Context, fn func(Wake)) error
+}

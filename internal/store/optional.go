@@ -34,3 +34,20 @@ type Wake struct {
 type WakeListener interface {
 	ListenWakes(ctx context.Context, fn func(Wake)) error
 }
+
+// ShardState is one shard as a survey sees it.
+type ShardState struct {
+	Shard string
+	Owner string // ledger owner, "" if none
+	Epoch int64
+	// Free: nobody holds the shard right now (advisory: no session holds
+	// its lock; row: no row, owner cleared, or lease expired).
+	Free bool
+}
+
+// ShardSurveyor is implemented by lockers that can report, in one query,
+// the ledger and the real lock state of many shards. A ledger owner whose
+// shard is free has lost its session or lease: it crashed or is cut off.
+type ShardSurveyor interface {
+	Survey(ctx context.Context, shards []string) ([]ShardState, error)
+}

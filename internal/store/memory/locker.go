@@ -155,3 +155,32 @@ func (l *locker) Close() error {
 // Crash simulates the death of the session's process: session locks vanish,
 // ledger rows and leases stay. Tests use it; it is the same as Close here.
 func (l *locker) Crash() { _ = l.Close() }
+
+var _ store.ShardSurveyor = (*locker)(nil)
+
+func (l *locker) Survey(_ context.Context, shards []string) ([]store.ShardState, error) {
+	s := l.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := l.check(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	out := make([]store.ShardState, 0, len(shards))
+	for _, sh := range shards {
+		st := store.ShardState{Shard: sh, Free: true}
+		if row := s.locks[sh]; row != nil {
+			st.Owner, st.Epoch = row.Owner, row.Epoch
+			switch l.mode {
+			case store.LockAdvisory:
+				st.Free = s.advisory[sh] == nil
+			case store.LockRow:
+				st.Free = row.Owner == "" || !now.Before(row.ExpiresAt)
+			}
+		} else if l.mode == store.LockAdvisory {
+			st.Free = s.advisory[sh] == nil
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}

@@ -1,0 +1,220 @@
+// Package config reads the deployment contract (environment variables) into
+// a validated Config. Invalid values that would make a cluster unsafe fail
+// with a clear error; values that have a safe default (the runner port) are
+// replaced with a warning.
+package config
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/voltro/voltro/internal/dburl"
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// DefaultRunnerPort is the runner port when none (or an invalid one) is set.
+const DefaultRunnerPort = 34000
+
+// RunnerStorage is where runner membership and shard ownership live.
+type RunnerStorage string
+
+const (
+	RunnerStorageSQL    RunnerStorage = "sql"
+	RunnerStorageMemory RunnerStorage = "memory"
+)
+
+// Config is the resolved deployment contract.
+type Config struct {
+	DB            dburl.Resolved
+	ReplicaID     string
+	RunnerHost    string
+	RunnerPort    int
+	LocalhostRisk bool // a SQL-backed runner advertising a loopback host
+	ShardLock     store.LockMode
+	RunnerStorage RunnerStorage
+	StorageReason string
+	Heartbeat     time.Duration
+	PollInterval  time.Duration
+	ShardCount    int
+	Groups        []string
+	CDC           bool
+	ClusterSecret string
+	SecretDerived bool // no VOLTRO_CLUSTER_SECRET: derived from the database identity
+	InspectAddr   string
+	InspectToken  string
+	AdminToken    string
+	// Warnings are problems that did not stop boot; the engine logs them.
+	Warnings []string
+}
+
+// RunnerAddress is host:port as advertised to other runners.
+func (c Config) RunnerAddress() string {
+	return net.JoinHostPort(c.RunnerHost, strconv.Itoa(c.RunnerPort))
+}
+
+// Clustered reports whether runner state lives in the shared SQL store.
+func (c Config) Clustered() bool { return c.RunnerStorage == RunnerStorageSQL }
+
+// Env reads one variable; os.Getenv in production, a map in tests.
+type Env func(string) string
+
+// FromEnv resolves the configuration. dbURL overrides DB_URL when not empty.
+func FromEnv(env Env, dbURL string) (Config, error) {
+	if env == nil {
+		env = os.Getenv
+	}
+	var c Config
+	raw := dbURL
+	if raw == "" {
+		raw = env("DB_URL")
+	}
+	var err error
+	if c.DB, err = dburl.Resolve(raw, env("DB_DIALECT")); err != nil {
+		return c, err
+	}
+
+	c.ReplicaID = strings.TrimSpace(env("POD_NAME"))
+	if c.ReplicaID == "" {
+		h, _ := os.Hostname()
+		c.ReplicaID = fmt.Sprintf("%s-%d", h, os.Getpid())
+	}
+
+	c.RunnerHost = strings.TrimSpace(env("VOLTRO_WORKFLOW_RUNNER_HOST"))
+	if c.RunnerHost == "" {
+		c.RunnerHost = strings.TrimSpace(env("POD_IP"))
+	}
+	if c.RunnerHost == "" {
+		c.RunnerHost = "localhost"
+	}
+
+	c.RunnerPort = DefaultRunnerPort
+	if p := strings.TrimSpace(env("VOLTRO_WORKFLOW_RUNNER_PORT")); p != "" {
+		n, perr := strconv.Atoi(p)
+		if perr != nil || n < 1 || n > 65535 {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("VOLTRO_WORKFLOW_RUNNER_PORT=%q is not a port (1..65535); using %d (a Kubernetes Service named voltro-workflow-runner injects tcp://… into this variable: rename the Service or set the port explicitly)", p, DefaultRunnerPort))
+		} else {
+			c.RunnerPort = n
+		}
+	}
+
+	switch m := store.LockMode(strings.ToLower(strings.TrimSpace(env("VOLTRO_WORKFLOW_SHARD_LOCK")))); m {
+	case "":
+		c.ShardLock = store.LockAuto
+	case store.LockAuto, store.LockRow, store.LockAdvisory:
+		c.ShardLock = m
+	default:
+		return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_WORKFLOW_SHARD_LOCK=%q is not valid: use auto, row or advisory", env("VOLTRO_WORKFLOW_SHARD_LOCK"))
+	}
+
+	sqlDialect := c.DB.Dialect == store.Postgres || c.DB.Dialect == store.MariaDB || c.DB.Dialect == store.MySQL
+	switch rs := strings.ToLower(strings.TrimSpace(env("VOLTRO_WORKFLOW_RUNNER_STORAGE"))); rs {
+	case "":
+		if sqlDialect {
+			c.RunnerStorage, c.StorageReason = RunnerStorageSQL, "shared SQL store"
+		} else {
+			c.RunnerStorage, c.StorageReason = RunnerStorageMemory, fmt.Sprintf("%s is a single-process store", c.DB.Dialect)
+		}
+	case "sql":
+		if !sqlDialect {
+			return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_WORKFLOW_RUNNER_STORAGE=sql is not supported on a local %s store: it cannot coordinate several processes; use postgres or mariadb for several executing replicas, or drop the variable", c.DB.Dialect)
+		}
+		c.RunnerStorage, c.StorageReason = RunnerStorageSQL, "VOLTRO_WORKFLOW_RUNNER_STORAGE=sql"
+	case "memory":
+		c.RunnerStorage, c.StorageReason = RunnerStorageMemory, "VOLTRO_WORKFLOW_RUNNER_STORAGE=memory (no cross-instance handoff)"
+	default:
+		return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_WORKFLOW_RUNNER_STORAGE=%q is not valid: use sql or memory", rs)
+	}
+
+	if c.Heartbeat, err = duration(env, "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT", 10*time.Second, 100*time.Millisecond); err != nil {
+		return c, err
+	}
+	if c.PollInterval, err = duration(env, "VOLTRO_POLL_INTERVAL", 0, 10*time.Millisecond); err != nil {
+		return c, err
+	}
+
+	c.ShardCount = 300
+	if s := strings.TrimSpace(env("VOLTRO_SHARDS")); s != "" {
+		n, perr := strconv.Atoi(s)
+		if perr != nil || n < 1 || n > 100000 {
+			return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARDS=%q is not a shard count (1..100000)", s)
+		}
+		c.ShardCount = n
+	}
+	c.Groups = []string{"default"}
+	if g := strings.TrimSpace(env("VOLTRO_SHARD_GROUPS")); g != "" {
+		c.Groups = nil
+		for _, x := range strings.Split(g, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				if strings.ContainsAny(x, "/ ") {
+					return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARD_GROUPS: group %q may not contain '/' or spaces", x)
+				}
+				c.Groups = append(c.Groups, x)
+			}
+		}
+	}
+
+	switch v := strings.TrimSpace(env("CDC")); v {
+	case "", "1", "true", "on":
+		c.CDC = true
+	case "0", "false", "off":
+		c.CDC = false
+	default:
+		return c, errs.New(errs.CodeInvalidConfig, "CDC=%q is not valid: use 1 or 0", v)
+	}
+
+	c.ClusterSecret = env("VOLTRO_CLUSTER_SECRET")
+	if c.ClusterSecret == "" {
+		// Every instance of one cluster shares the database: derive the
+		// secret from its identity so runner RPC is signed out of the box.
+		c.ClusterSecret = "derived:" + string(c.DB.Dialect) + ":" + c.DB.Database
+		c.SecretDerived = true
+		if c.Clustered() {
+			c.Warnings = append(c.Warnings, "VOLTRO_CLUSTER_SECRET is not set: runner RPC is signed with a secret derived from the database name; set a shared random secret in production")
+		}
+	}
+
+	c.InspectAddr = strings.TrimSpace(env("VOLTRO_INSPECT_ADDR"))
+	if c.InspectAddr == "" {
+		c.InspectAddr = "127.0.0.1:0"
+	}
+	c.InspectToken = env("VOLTRO_INSPECT_TOKEN")
+	c.AdminToken = env("VOLTRO_ADMIN_TOKEN")
+
+	if c.Clustered() && IsLoopbackHost(c.RunnerHost) {
+		c.LocalhostRisk = true
+		c.Warnings = append(c.Warnings, fmt.Sprintf("workflow runner advertises %s: instances on other machines cannot reach it, so cross-instance wake-ups and reply pushes to it fail and fall back to polling; set POD_IP (Kubernetes downward API status.podIP) or VOLTRO_WORKFLOW_RUNNER_HOST", c.RunnerAddress()))
+	}
+	return c, nil
+}
+
+func duration(env Env, name string, def, minimum time.Duration) (time.Duration, error) {
+	s := strings.TrimSpace(env(name))
+	if s == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		// plain integers are seconds
+		if n, nerr := strconv.Atoi(s); nerr == nil {
+			d, err = time.Duration(n)*time.Second, nil
+		}
+	}
+	if err != nil || d < minimum {
+		return 0, errs.New(errs.CodeInvalidConfig, "%s=%q is not a duration of at least %v (e.g. 10s)", name, s, minimum)
+	}
+	return d, nil
+}
+
+// IsLoopbackHost reports whether host names this machine only.
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

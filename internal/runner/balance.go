@@ -1,0 +1,208 @@
+package runner
+
+// Shard balancing: survey the ledger, work out the live set, propose an
+// assignment, take what is ours and free, hand over what is someone else's.
+
+import (
+	"context"
+	"time"
+
+	"github.com/voltro/voltro/internal/sharding"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// survey returns the ledger and real lock state of every shard.
+func (r *Runner) survey(ctx context.Context) (map[string]store.ShardState, error) {
+	out := make(map[string]store.ShardState, len(r.all))
+	if sv, ok := r.locker.(store.ShardSurveyor); ok {
+		states, err := sv.Survey(ctx, r.all)
+		if err != nil {
+			return nil, err
+		}
+		for _, st := range states {
+			out[st.Shard] = st
+		}
+		return out, nil
+	}
+	// Fallback: the ledger alone. An owner counts as holding its shard
+	// while the runner looks live; crashed owners are found by heartbeat.
+	locks, err := r.d.ShardLocks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	liveSet := map[string]bool{}
+	for _, rr := range r.live {
+		liveSet[rr.Address] = true
+	}
+	for _, sh := range r.all {
+		out[sh] = store.ShardState{Shard: sh, Free: true}
+	}
+	for _, l := range locks {
+		if _, ok := out[l.Shard]; ok {
+			out[l.Shard] = store.ShardState{Shard: l.Shard, Owner: l.Owner, Epoch: l.Epoch, Free: l.Owner == "" || l.Expired || !liveSet[l.Owner]}
+		}
+	}
+	return out, nil
+}
+
+func (r *Runner) refreshLive(ctx context.Context, now time.Time) error {
+	rs, err := r.d.ListRunners(ctx)
+	if err != nil {
+		return err
+	}
+	r.lastList = now
+	stale := 3 * r.opts.Heartbeat
+	live := rs[:0]
+	for _, x := range rs {
+		if x.Address == r.opts.Address || (x.Healthy && x.HeartbeatAge < stale && hostsAny(x.Groups, r.opts.Groups)) {
+			live = append(live, x)
+		}
+	}
+	r.live = live
+	return nil
+}
+
+func hostsAny(groups, ours []string) bool {
+	if len(groups) == 0 {
+		return true
+	}
+	for _, g := range groups {
+		for _, o := range ours {
+			if g == o {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (r *Runner) balance(ctx context.Context, now time.Time) {
+	if now.Sub(r.lastList) >= r.opts.Heartbeat {
+		if err := r.refreshLive(ctx, now); err != nil {
+			r.log.Warn("workflow runner: listing runners failed", "err", err)
+			return
+		}
+	}
+	states, err := r.survey(ctx)
+	if err != nil {
+		r.lockFailed(err)
+		return
+	}
+	// A ledger owner whose shard is free lost its session or lease.
+	for _, st := range states {
+		if st.Owner != "" && st.Owner != r.opts.Address && st.Free {
+			if _, known := r.suspects[st.Owner]; !known {
+				r.log.Info("workflow runner: peer lost its shard locks; taking over its shards", "peer", st.Owner)
+			}
+			r.suspects[st.Owner] = now
+		}
+	}
+	for s, at := range r.suspects {
+		if now.Sub(at) > 3*r.opts.Heartbeat {
+			delete(r.suspects, s)
+		}
+	}
+	r.assign()
+	// Someone took a shard we think we hold: it is lost.
+	for s, e := range r.held {
+		if st, ok := states[s]; ok && (st.Owner != r.opts.Address || st.Epoch != e) && !r.releasing[s] {
+			r.lose(s, "ledger names another owner or epoch")
+		}
+	}
+	// Free shards proposed to a peer that does not take them within a tick:
+	// look at the live set again right away (a peer may have left).
+	stuck := false
+	for _, sh := range r.all {
+		st := states[sh]
+		want := r.assigned[sh]
+		_, mine := r.held[sh]
+		switch {
+		case want == r.opts.Address && !mine:
+			if !st.Free && st.Owner != "" && st.Owner != r.opts.Address {
+				r.markUnacquired(sh, now)
+				continue // the holder hands it over when it sees the proposal
+			}
+			r.acquire(ctx, sh, now)
+		case want != r.opts.Address && mine && !r.releasing[sh] && want != "":
+			r.handover(sh)
+		case st.Free && want != r.opts.Address && !mine:
+			stuck = true
+		}
+	}
+	if stuck && now.Sub(r.lastList) >= r.opts.Tick {
+		r.lastList = time.Time{}
+	}
+}
+
+func (r *Runner) markUnacquired(shard string, now time.Time) {
+	if _, ok := r.unacquiredSince[shard]; !ok {
+		r.unacquiredSince[shard] = now
+	}
+}
+
+// assign recomputes the proposal from the live set minus suspects.
+func (r *Runner) assign() {
+	addrs := make([]string, 0, len(r.live))
+	for _, x := range r.live {
+		if _, bad := r.suspects[x.Address]; bad && x.Address != r.opts.Address {
+			continue
+		}
+		addrs = append(addrs, x.Address)
+	}
+	r.assigned = sharding.Assign(r.all, addrs)
+	for s := range r.unacquiredSince {
+		if r.assigned[s] != r.opts.Address {
+			delete(r.unacquiredSince, s)
+		}
+	}
+}
+
+func (r *Runner) acquire(ctx context.Context, shard string, now time.Time) {
+	started := time.Now()
+	epoch, ok, err := r.locker.Acquire(ctx, shard, r.opts.LeaseTTL)
+	if err != nil {
+		r.lockFailed(err)
+		return
+	}
+	if !ok {
+		r.markUnacquired(shard, now)
+		return
+	}
+	delete(r.unacquiredSince, shard)
+	r.held[shard] = epoch
+	r.moves++
+	if r.opts.Mode == store.LockRow {
+		r.validUntil[shard] = started.Add(r.opts.LeaseTTL - r.opts.LeaseTTL/10)
+	}
+	r.log.Debug("workflow runner: shard acquired", "shard", shard, "epoch", epoch)
+	r.cb.ShardAcquired(shard, epoch)
+}
+
+// handover drains the shard's entities, then releases its lock, in the
+// background so the survey loop keeps its cadence.
+func (r *Runner) handover(shard string) {
+	epoch := r.held[shard]
+	r.releasing[shard] = true
+	r.handovers.Add(1)
+	go func() {
+		defer r.handovers.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*r.opts.Heartbeat)
+		defer cancel()
+		r.cb.DrainShard(ctx, shard, epoch)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.releasing, shard)
+		if r.held[shard] != epoch {
+			return
+		}
+		delete(r.held, shard)
+		delete(r.validUntil, shard)
+		r.moves++
+		if r.locker != nil {
+			if err := r.locker.Release(ctx, shard, epoch); err != nil {
+				r.log.Warn("workflow runner: releasing shard failed", "shard", shard, "err", err)
+			}
+		}
+		r.log.Debug("workflow runner: shard handed over", "shard", shard, "epoch", epoch)
+	}()
+}

@@ -1,0 +1,325 @@
+// Package runner is cluster membership: it registers this process, keeps its
+// heartbeat, proposes shard owners from the live set and takes, refreshes and
+// hands over shard locks. It tells the delivery side, through Callbacks, when
+// a shard is gained or lost. It also watches the application pool and steps
+// out of the cluster while the pool serves nothing.
+package runner
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/sharding"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// Callbacks is what the runner tells the delivery side.
+type Callbacks interface {
+	// ShardAcquired: the shard is ours at epoch; read its backlog.
+	ShardAcquired(shard string, epoch int64)
+	// ShardLost: the lock is gone. Stop the shard's entities at once and
+	// release their claims before returning.
+	ShardLost(shard string, epoch int64, reason string)
+	// DrainShard: stop taking work for the shard, wait for running handlers
+	// (bounded by ctx) and release every claim, before a graceful release.
+	DrainShard(ctx context.Context, shard string, epoch int64)
+	// Beat runs on every heartbeat while the runner is healthy (extend
+	// claims, refresh drain statistics).
+	Beat(ctx context.Context)
+}
+
+// Options configure a runner.
+type Options struct {
+	Address     string
+	ReplicaID   string
+	Groups      []string
+	ShardCount  int
+	Mode        store.LockMode // resolved
+	Heartbeat   time.Duration  // heartbeat, lock refresh and pool probe cadence
+	Tick        time.Duration  // survey cadence; default min(1s, Heartbeat)
+	LeaseTTL    time.Duration  // row-lease length; default 3 × Heartbeat
+	InspectAddr string
+	Version     string
+	Meta        string
+	EntityTypes func() []string
+	Logger      *slog.Logger
+}
+
+// Runner is one member of the cluster.
+type Runner struct {
+	d    store.Driver
+	opts Options
+	cb   Callbacks
+	log  *slog.Logger
+	all  []string
+
+	mu              sync.Mutex
+	locker          store.Locker
+	lockHealthy     bool
+	lockErr         string
+	held            map[string]int64
+	validUntil      map[string]time.Time
+	releasing       map[string]bool
+	assigned        map[string]string
+	live            []store.Runner
+	suspects        map[string]time.Time
+	unacquiredSince map[string]time.Time
+	lastBeat        time.Time
+	lastList        time.Time
+	lastTick        time.Time
+	registered      bool
+	typesDirty      bool
+	pool            poolHealth
+	moves           int64
+	leaving         bool
+	handovers       sync.WaitGroup
+}
+
+// New builds a runner; Run starts it.
+func New(d store.Driver, cb Callbacks, opts Options) *Runner {
+	if opts.Tick <= 0 {
+		opts.Tick = min(time.Second, opts.Heartbeat)
+	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = 3 * opts.Heartbeat
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.EntityTypes == nil {
+		opts.EntityTypes = func() []string { return nil }
+	}
+	return &Runner{
+		d: d, opts: opts, cb: cb, log: opts.Logger,
+		all:             sharding.All(opts.Groups, opts.ShardCount),
+		held:            map[string]int64{},
+		validUntil:      map[string]time.Time{},
+		releasing:       map[string]bool{},
+		suspects:        map[string]time.Time{},
+		unacquiredSince: map[string]time.Time{},
+		pool:            poolHealth{healthy: true, threshold: 3},
+	}
+}
+
+// Address is the advertised runner address.
+func (r *Runner) Address() string { return r.opts.Address }
+
+// TypesChanged asks the runner to publish its entity types again.
+func (r *Runner) TypesChanged() {
+	r.mu.Lock()
+	r.typesDirty = true
+	r.mu.Unlock()
+}
+
+// Epoch returns the epoch at which this runner holds shard, or 0.
+func (r *Runner) Epoch(shard string) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.releasing[shard] {
+		return 0
+	}
+	return r.held[shard]
+}
+
+// Held returns a copy of the held shards and epochs (not those being handed over).
+func (r *Runner) Held() map[string]int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]int64, len(r.held))
+	for s, e := range r.held {
+		if !r.releasing[s] {
+			out[s] = e
+		}
+	}
+	return out
+}
+
+// Owner proposes the owner address of shard from the last survey: the ledger
+// owner if known live, else the assignment. "" when unknown.
+func (r *Runner) Owner(shard string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.held[shard]; ok {
+		return r.opts.Address
+	}
+	return r.assigned[shard]
+}
+
+// Run registers the runner and keeps it in the cluster until ctx ends, then
+// leaves gracefully (see Leave).
+func (r *Runner) Run(ctx context.Context) error {
+	r.step(ctx)
+	t := time.NewTicker(r.opts.Tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			r.step(ctx)
+		}
+	}
+}
+
+func (r *Runner) registerRow() store.Runner {
+	types := slices.Clone(r.opts.EntityTypes())
+	slices.Sort(types)
+	return store.Runner{
+		Address: r.opts.Address, ReplicaID: r.opts.ReplicaID, Groups: r.opts.Groups,
+		EntityTypes: types, InspectAddr: r.opts.InspectAddr, Version: r.opts.Version,
+		Healthy: r.pool.healthy && r.lockHealthy, Meta: r.opts.Meta,
+	}
+}
+
+// step is one iteration: locker health, heartbeat, survey, acquire, hand over.
+func (r *Runner) step(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.leaving || ctx.Err() != nil {
+		return
+	}
+	now := time.Now()
+	r.lastTick = now
+	opctx, cancel := context.WithTimeout(ctx, max(r.opts.Heartbeat, 2*time.Second))
+	defer cancel()
+
+	beat := now.Sub(r.lastBeat) >= r.opts.Heartbeat
+	if beat {
+		r.lastBeat = now
+		r.probePool(opctx)
+	}
+	if !r.pool.healthy {
+		r.loseAll("connection pool unhealthy")
+		return
+	}
+	if r.locker == nil || !r.lockHealthy {
+		if !r.openLocker(opctx) {
+			return
+		}
+		beat = true
+	}
+	if !r.registered || r.typesDirty {
+		if err := r.d.RegisterRunner(opctx, r.registerRow()); err != nil {
+			r.log.Warn("workflow runner: registration failed", "err", err)
+			return
+		}
+		r.registered, r.typesDirty, r.lastList = true, false, time.Time{}
+	}
+	if beat {
+		if !r.heartbeat(opctx) {
+			return
+		}
+		r.cb.Beat(opctx)
+	}
+	r.expireLeases(now)
+	r.balance(opctx, now)
+}
+
+func (r *Runner) openLocker(ctx context.Context) bool {
+	if r.locker != nil {
+		_ = r.locker.Close()
+		r.locker = nil
+	}
+	l, err := r.d.NewLocker(ctx, r.opts.Mode, r.opts.Address)
+	if err != nil {
+		if r.lockErr == "" {
+			r.log.Error("workflow runner: lock storage unavailable; holding no shards until it answers", "err", err)
+		}
+		r.lockHealthy, r.lockErr = false, err.Error()
+		return false
+	}
+	if r.lockErr != "" {
+		r.log.Info("workflow runner: lock storage answers again; re-acquiring shards")
+	}
+	r.locker, r.lockHealthy, r.lockErr = l, true, ""
+	return true
+}
+
+// heartbeat stamps our row and refreshes every held lock.
+func (r *Runner) heartbeat(ctx context.Context) bool {
+	if err := r.locker.Heartbeat(ctx, r.opts.Address); err != nil {
+		if isNotFound(err) {
+			r.registered = false
+			if err := r.d.RegisterRunner(ctx, r.registerRow()); err == nil {
+				r.registered = true
+			}
+		} else {
+			r.lockFailed(err)
+			return false
+		}
+	}
+	if len(r.held) == 0 {
+		return true
+	}
+	started := time.Now()
+	lost, err := r.locker.Refresh(ctx, r.held, r.opts.LeaseTTL)
+	if err != nil {
+		r.lockFailed(err)
+		return false
+	}
+	for _, s := range lost {
+		r.lose(s, "lock refresh: no longer held at our epoch")
+	}
+	if r.opts.Mode == store.LockRow {
+		// the lease runs from before the refresh was sent, minus a margin
+		valid := started.Add(r.opts.LeaseTTL - r.opts.LeaseTTL/10)
+		for s := range r.held {
+			r.validUntil[s] = valid
+		}
+	}
+	return true
+}
+
+// lockFailed: the reserved connection is unusable. Every shard is lost at
+// once; a new locker is opened only once the store answers again.
+func (r *Runner) lockFailed(err error) {
+	r.log.Error("workflow runner: shard lock storage failed; stopping every entity and releasing shards", "err", err, "shards", len(r.held))
+	r.lockHealthy, r.lockErr = false, err.Error()
+	r.loseAll("lock storage failed: " + err.Error())
+	if r.locker != nil {
+		_ = r.locker.Close()
+		r.locker = nil
+	}
+}
+
+func (r *Runner) expireLeases(now time.Time) {
+	if r.opts.Mode != store.LockRow {
+		return
+	}
+	for s, until := range r.validUntil {
+		if _, ok := r.held[s]; ok && now.After(until) {
+			r.lose(s, "row lease not refreshed before expiry")
+		}
+	}
+}
+
+func (r *Runner) lose(shard, reason string) {
+	epoch, ok := r.held[shard]
+	if !ok {
+		return
+	}
+	delete(r.held, shard)
+	delete(r.validUntil, shard)
+	r.moves++
+	r.log.Warn("workflow runner: shard lost", "shard", shard, "epoch", epoch, "reason", reason)
+	r.cb.ShardLost(shard, epoch, reason)
+}
+
+func (r *Runner) loseAll(reason string) {
+	for s := range r.held {
+		r.lose(s, reason)
+	}
+	if r.locker != nil {
+		// Closing the locker releases its locks, so survivors need not wait
+		// for a lease to expire.
+		_ = r.locker.Close()
+		r.locker, r.lockHealthy = nil, false
+	}
+}
+
+func isNotFound(err error) bool { return errors.Is(err, errs.ErrNotFound) }

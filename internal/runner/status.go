@@ -1,0 +1,103 @@
+package runner
+
+// Graceful leave and the runner's view of itself for health and inspect.
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"time"
+)
+
+// Leave drains every held shard (entities stop first), releases the locks,
+// and removes the runner row, so peers take over without waiting.
+func (r *Runner) Leave(ctx context.Context) {
+	r.mu.Lock()
+	r.leaving = true
+	held := maps.Clone(r.held)
+	r.mu.Unlock()
+	r.handovers.Wait()
+	// Drop out of the live set first, so peers reassign at once.
+	if err := r.d.DeleteRunner(ctx, r.opts.Address); err != nil {
+		r.log.Warn("workflow runner: removing runner row failed", "err", err)
+	}
+	for s, e := range held {
+		r.cb.DrainShard(ctx, s, e)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.locker != nil {
+		for s, e := range held {
+			if r.held[s] == e {
+				_ = r.locker.Release(ctx, s, e)
+			}
+		}
+		_ = r.locker.Close()
+		r.locker = nil
+	}
+	r.held = map[string]int64{}
+	r.log.Info("workflow runner: left the cluster", "released_shards", len(held))
+}
+
+// Status is the runner's view of itself.
+type Status struct {
+	Address          string
+	Mode             string
+	LockHealthy      bool
+	LockError        string
+	PoolHealthy      bool
+	PoolError        string
+	PoolLastOK       time.Time
+	PoolFailures     int64
+	Held             map[string]int64
+	Unacquired       map[string]time.Duration // assigned to us, not held, for how long
+	LiveRunners      []string
+	Suspects         []string
+	LastTick         time.Time
+	OwnershipChanges int64
+}
+
+// Status returns a snapshot.
+func (r *Runner) Status() Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	st := Status{
+		Address: r.opts.Address, Mode: string(r.opts.Mode),
+		LockHealthy: r.lockHealthy, LockError: r.lockErr,
+		PoolHealthy: r.pool.healthy, PoolError: r.pool.lastErr, PoolLastOK: r.pool.lastOK, PoolFailures: r.pool.failures,
+		Held: maps.Clone(r.held), Unacquired: map[string]time.Duration{},
+		LastTick: r.lastTick, OwnershipChanges: r.moves,
+	}
+	for s, at := range r.unacquiredSince {
+		st.Unacquired[s] = now.Sub(at)
+	}
+	for _, x := range r.live {
+		st.LiveRunners = append(st.LiveRunners, x.Address)
+	}
+	for s := range r.suspects {
+		st.Suspects = append(st.Suspects, s)
+	}
+	slices.Sort(st.Suspects)
+	return st
+}
+
+// LiveTypes returns every entity type hosted by a live runner, by the last
+// listing (ours included).
+func (r *Runner) LiveTypes() map[string]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]bool{}
+	for _, x := range r.live {
+		if _, bad := r.suspects[x.Address]; bad {
+			continue
+		}
+		for _, t := range x.EntityTypes {
+			out[t] = true
+		}
+	}
+	for _, t := range r.opts.EntityTypes() {
+		out[t] = true
+	}
+	return out
+}

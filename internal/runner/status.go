@@ -101,3 +101,16 @@ func (r *Runner) LiveTypes() map[string]bool {
 	}
 	return out
 }
+
+// Abandon stops the runner the way a killed process would: the reserved
+// connection closes (session locks vanish) and nothing is cleaned up.
+// Failover tests use it to crash a runner inside one process.
+func (r *Runner) Abandon() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.leaving = true
+	if r.locker != nil {
+		_ = r.locker.Close()
+		r.locker = nil
+	}
+}

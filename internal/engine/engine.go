@@ -1,0 +1,312 @@
+// Package engine composes one voltro instance: the store, the runner
+// (membership and shard locks), the delivery loop, runner RPC, wake-ups, and
+// the health and inspect endpoints. The public voltro package is a typed
+// surface over it.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/voltro/voltro/internal/config"
+	"github.com/voltro/voltro/internal/delivery"
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/rpc"
+	"github.com/voltro/voltro/internal/runner"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// Version is reported in the runner row and inspect.
+const Version = "0.1.0"
+
+// Options build an Engine.
+type Options struct {
+	Config config.Config
+	// Store, when set, is used instead of opening one from Config.DB (tests
+	// share one memory store between engines). The engine does not close it.
+	Store store.Driver
+	// Open opens the store of Config.DB when Store is nil.
+	Open   func(ctx context.Context, cfg config.Config, log *slog.Logger) (store.Driver, error)
+	Logger *slog.Logger
+}
+
+// Engine is one running instance.
+type Engine struct {
+	cfg        config.Config
+	d          store.Driver
+	ownsStore  bool
+	log        *slog.Logger
+	lockMode   store.LockMode
+	lockReason string
+	tier       string
+	address    string
+	started    time.Time
+
+	runner *runner.Runner
+	deliv  *delivery.Deliverer
+	client *rpc.Client
+	wakes  bool // the store pushes wake-ups itself
+
+	mu      sync.Mutex
+	waiters map[int64][]chan store.Reply
+	groups  map[string]string // entity type -> shard group
+	drain   drainCache
+	refused int64
+	cdc     string
+	coord   string
+	extra   map[string]func() string
+
+	runCtx     context.Context
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	rpcServer  *http.Server
+	httpServer *http.Server
+	inspectLn  net.Listener
+	closeOnce  sync.Once
+	extraMux   []func(*http.ServeMux)
+}
+
+// New opens (or takes) the store, migrates it, checks the cluster config and
+// resolves the shard-lock mode. Nothing runs until Start.
+func New(ctx context.Context, opts Options) (*Engine, error) {
+	cfg := opts.Config
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	e := &Engine{cfg: cfg, log: log, waiters: map[int64][]chan store.Reply{}, groups: map[string]string{}}
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
+	d := opts.Store
+	if d == nil {
+		if opts.Open == nil {
+			return nil, errs.New(errs.CodeInvalidArgument, "engine: neither a store nor a way to open one")
+		}
+		var err error
+		if d, err = opts.Open(ctx, cfg, log); err != nil {
+			return nil, err
+		}
+		e.ownsStore = true
+	}
+	e.d = d
+	fail := func(err error) (*Engine, error) {
+		if e.ownsStore {
+			_ = d.Close()
+		}
+		return nil, err
+	}
+	if err := d.Migrate(ctx); err != nil {
+		return fail(fmt.Errorf("voltro: migrating the %s store: %w", d.Dialect(), err))
+	}
+	want := store.ClusterConfig{ShardCount: cfg.ShardCount, Groups: cfg.Groups}
+	got, err := d.EnsureClusterConfig(ctx, want)
+	if err != nil {
+		return fail(fmt.Errorf("voltro: reading the cluster config: %w", err))
+	}
+	if got.ShardCount != want.ShardCount || !slices.Equal(got.Groups, want.Groups) {
+		return fail(errs.New(errs.CodeClusterMismatch, "this runner is configured with %d shards in groups %v, but the cluster stored in the database has %d shards in groups %v; refusing to start (set VOLTRO_SHARDS / VOLTRO_SHARD_GROUPS to match)", want.ShardCount, want.Groups, got.ShardCount, got.Groups))
+	}
+	mode := cfg.ShardLock
+	if !cfg.Clustered() && mode == store.LockAuto {
+		mode = store.LockRow
+	}
+	if e.lockMode, e.lockReason, err = d.ResolveLockMode(ctx, mode); err != nil {
+		return fail(err)
+	}
+	if cfg.Clustered() {
+		e.address = cfg.RunnerAddress()
+		e.tier = "full"
+	} else {
+		// Single process: identity is the replica; nothing listens for peers.
+		e.address = "local:" + cfg.ReplicaID
+		e.tier = "single-process"
+		if d.Dialect() == store.Memory {
+			e.tier = "none"
+		}
+	}
+	_, e.wakes = d.(store.WakeListener)
+	e.client = rpc.NewClient(cfg.ClusterSecret, e.address)
+	e.deliv = delivery.New(d, delivery.Options{
+		Owner: e.address, PollInterval: e.pollInterval(), ClaimTTL: max(6*cfg.Heartbeat, 30*time.Second),
+		Logger: log, OnReply: e.onReply,
+	})
+	e.runner = runner.New(d, e.deliv, runner.Options{
+		Address: e.address, ReplicaID: cfg.ReplicaID, Groups: cfg.Groups, ShardCount: cfg.ShardCount,
+		Mode: e.lockMode, Heartbeat: cfg.Heartbeat, Version: Version, Logger: log,
+		EntityTypes: e.deliv.Types,
+	})
+	e.bootLog()
+	return e, nil
+}
+
+// pollInterval is the fallback read cadence: slow when the store pushes.
+func (e *Engine) pollInterval() time.Duration {
+	if e.cfg.PollInterval > 0 {
+		return e.cfg.PollInterval
+	}
+	if _, ok := e.d.(store.WakeListener); ok {
+		return 5 * time.Second
+	}
+	if e.cfg.Clustered() {
+		return 2 * time.Second
+	}
+	return time.Second
+}
+
+func (e *Engine) bootLog() {
+	engineKind := "cluster-sql"
+	if !e.cfg.Clustered() {
+		engineKind = "single-process"
+		if e.d.Dialect() == store.Memory {
+			engineKind = "in-memory"
+		}
+	}
+	e.log.Info(fmt.Sprintf("workflow engine: %s, dialect=%s", engineKind, e.d.Dialect()),
+		"dialect", e.d.Dialect(), "runner_storage", e.cfg.RunnerStorage, "why", e.cfg.StorageReason, "tier", e.tier)
+	kind := "advisory locks"
+	if e.lockMode == store.LockRow {
+		kind = "row-based"
+	}
+	e.log.Info(fmt.Sprintf("shard-lock coordination: %s (dialect=%s, mode=%s, %s)", kind, e.d.Dialect(), e.cfg.ShardLock, e.lockReason),
+		"resolved", e.lockMode, "requested", e.cfg.ShardLock)
+	e.log.Info(fmt.Sprintf("workflow runner: address=%s replica=%s shards=%d groups=%v", e.address, e.cfg.ReplicaID, e.cfg.ShardCount, e.cfg.Groups),
+		"localhost_risk", e.cfg.LocalhostRisk)
+}
+
+// Store is the engine's store.
+func (e *Engine) Store() store.Driver { return e.d }
+
+// Logger is the engine's logger.
+func (e *Engine) Logger() *slog.Logger { return e.log }
+
+// Config is the resolved configuration.
+func (e *Engine) Config() config.Config { return e.cfg }
+
+// Address is the runner address this engine advertises.
+func (e *Engine) Address() string { return e.address }
+
+// HandleHTTP lets other parts (workflows, schedules, changes) add routes to
+// the inspect server. Call before Start.
+func (e *Engine) HandleHTTP(f func(*http.ServeMux)) { e.extraMux = append(e.extraMux, f) }
+
+// Start listens and starts the loops. It returns once the instance serves.
+func (e *Engine) Start(ctx context.Context) error {
+	e.started = time.Now()
+	e.runCtx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if e.cfg.Clustered() {
+		if err := e.listenRPC(); err != nil {
+			e.cancel()
+			return err
+		}
+	}
+	if err := e.listenInspect(); err != nil {
+		e.cancel()
+		return err
+	}
+	e.goLoop(func(ctx context.Context) { e.deliv.Run(ctx) })
+	e.goLoop(func(ctx context.Context) { _ = e.runner.Run(ctx) })
+	if wl, ok := e.d.(store.WakeListener); ok {
+		e.goLoop(func(ctx context.Context) {
+			if err := wl.ListenWakes(ctx, e.onWake); err != nil && ctx.Err() == nil {
+				e.log.Warn("wake listener stopped; falling back to polling", "err", err)
+			}
+		})
+	}
+	return nil
+}
+
+func (e *Engine) goLoop(f func(context.Context)) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		f(e.runCtx)
+	}()
+}
+
+func (e *Engine) listenRPC() error {
+	addr := net.JoinHostPort(bindHost(e.cfg.RunnerHost), fmt.Sprint(e.cfg.RunnerPort))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return errs.Wrap(errs.CodeUnavailable, err, fmt.Sprintf("workflow runner cannot listen on %s (VOLTRO_WORKFLOW_RUNNER_PORT)", addr))
+	}
+	srv := rpc.NewServer(e.cfg.ClusterSecret, rpc.Handlers{
+		Wake:     e.onRPCWake,
+		Reply:    e.onRPCReply,
+		Volatile: e.onRPCVolatile,
+	}, e.log, func() {
+		e.mu.Lock()
+		e.refused++
+		e.mu.Unlock()
+	})
+	e.rpcServer = &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = e.rpcServer.Serve(ln) }()
+	return nil
+}
+
+// bindHost listens on the advertised host when it is an address or
+// localhost, on every interface otherwise (a DNS name of this pod).
+func bindHost(host string) string {
+	if host == "localhost" {
+		return "127.0.0.1"
+	}
+	if net.ParseIP(host) != nil {
+		return host
+	}
+	return ""
+}
+
+// Close leaves the cluster gracefully: entities stop, shards are released,
+// the runner row removed, then the store is closed (if the engine opened it).
+func (e *Engine) Close(ctx context.Context) error {
+	var err error
+	e.closeOnce.Do(func() {
+		if e.cancel == nil { // never started
+			if e.ownsStore {
+				err = e.d.Close()
+			}
+			return
+		}
+		e.cancel()
+		e.wg.Wait()
+		e.runner.Leave(ctx)
+		e.deliv.Stop(5 * time.Second)
+		if e.rpcServer != nil {
+			_ = e.rpcServer.Shutdown(ctx)
+		}
+		if e.httpServer != nil {
+			_ = e.httpServer.Shutdown(ctx)
+		}
+		e.failWaiters()
+		if e.ownsStore {
+			err = e.d.Close()
+		}
+	})
+	return err
+}
+
+func (e *Engine) failWaiters() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for id, ws := range e.waiters {
+		for _, w := range ws {
+			close(w)
+		}
+		delete(e.waiters, id)
+	}
+}
+
+// Runner exposes membership state (status, held shards).
+func (e *Engine) Runner() *runner.Runner { return e.runner }
+
+// Deliverer exposes the read loop (registration, stats).
+func (e *Engine) Deliverer() *delivery.Deliverer { return e.deliv }
+
+var errClosed = errors.New("voltro: engine closed")

@@ -1,0 +1,176 @@
+package engine
+
+// Health that tells the truth: readiness is the pool ping, the shard locks,
+// and drain health — whether messages that can be delivered are being
+// delivered. A process that is alive but not draining is not ready.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/voltro/voltro/internal/store"
+)
+
+type drainCache struct {
+	at    time.Time
+	stats store.DrainStats
+	err   error
+}
+
+// Problem is one reason the instance is not ready.
+type Problem struct {
+	Kind   string `json:"kind"` // database, locks, pool, unhosted_type, stalled_shard, read_loop, unacquired
+	Detail string `json:"detail"`
+}
+
+// Health is the readiness verdict with its evidence.
+type Health struct {
+	Ready    bool      `json:"ready"`
+	Problems []Problem `json:"problems,omitempty"`
+	Drain    Drain     `json:"drain"`
+}
+
+// Drain is drain health for this runner and the cluster backlog it can see.
+type Drain struct {
+	OwnedShards        int               `json:"ownedShards"`
+	Pending            int               `json:"pending"`
+	Claimed            int               `json:"claimed"`
+	Dead               int               `json:"dead"`
+	OldestDeliverableS float64           `json:"oldestDeliverableSeconds"`
+	OldestUndeliveredS float64           `json:"oldestUndeliveredSeconds"`
+	UnhostedBacklog    map[string]int    `json:"unhostedBacklog,omitempty"`
+	StalledShards      []string          `json:"stalledShards,omitempty"`
+	UnacquiredShards   []string          `json:"unacquiredShards,omitempty"`
+	LastReadLoopAgoS   float64           `json:"lastReadLoopSecondsAgo"`
+	ReadLoopError      string            `json:"readLoopError,omitempty"`
+	InFlight           int               `json:"inFlight"`
+	Counters           map[string]int64  `json:"counters"`
+	PerShard           []ShardDrainView  `json:"perShard,omitempty"`
+	Types              map[string]string `json:"types,omitempty"`
+}
+
+// ShardDrainView is one owned shard's backlog.
+type ShardDrainView struct {
+	Shard              string  `json:"shard"`
+	Epoch              int64   `json:"epoch"`
+	Pending            int     `json:"pending"`
+	Claimed            int     `json:"claimed"`
+	OldestDeliverableS float64 `json:"oldestDeliverableSeconds"`
+}
+
+// stallAfter is how old a deliverable message on an owned shard may get
+// before the shard counts as stalled.
+func (e *Engine) stallAfter() time.Duration {
+	return max(3*e.pollInterval(), 3*e.cfg.Heartbeat, 5*time.Second)
+}
+
+func (e *Engine) drainStats(ctx context.Context) (store.DrainStats, error) {
+	e.mu.Lock()
+	c := e.drain
+	e.mu.Unlock()
+	if !c.at.IsZero() && time.Since(c.at) < min(e.cfg.Heartbeat, 5*time.Second) {
+		return c.stats, c.err
+	}
+	st, err := e.d.DrainStats(ctx)
+	e.mu.Lock()
+	e.drain = drainCache{at: time.Now(), stats: st, err: err}
+	e.mu.Unlock()
+	return st, err
+}
+
+// Health evaluates readiness now.
+func (e *Engine) Health(ctx context.Context) Health {
+	h := Health{Ready: true}
+	bad := func(kind, format string, args ...any) {
+		h.Ready = false
+		h.Problems = append(h.Problems, Problem{Kind: kind, Detail: fmt.Sprintf(format, args...)})
+	}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	if err := e.d.Ping(pctx); err != nil {
+		bad("database", "database ping failed: %v", err)
+	}
+	cancel()
+	rs := e.runner.Status()
+	if !rs.PoolHealthy {
+		bad("pool", "connection pool has not served a query since %s (%s): shards released", rs.PoolLastOK.Format(time.RFC3339), rs.PoolError)
+	}
+	if !rs.LockHealthy && e.started.Before(time.Now().Add(-2*time.Second)) {
+		bad("locks", "shard lock storage unhealthy: %s", orUnknown(rs.LockError))
+	}
+	stats, lastLoop, loopErr, inFlight := e.deliv.Snapshot()
+	d := Drain{
+		OwnedShards: len(rs.Held), InFlight: inFlight, ReadLoopError: loopErr,
+		Counters: map[string]int64{"claimed": stats.Claimed, "delivered": stats.Delivered, "retried": stats.Retried, "dead": stats.Dead, "released": stats.Released, "fenced": stats.Fenced},
+	}
+	if !lastLoop.IsZero() {
+		d.LastReadLoopAgoS = time.Since(lastLoop).Seconds()
+	}
+	if !e.started.IsZero() && time.Since(e.started) > e.stallAfter() && (lastLoop.IsZero() || time.Since(lastLoop) > e.stallAfter()+e.pollInterval()) {
+		bad("read_loop", "read loop has not run for %s", time.Since(lastLoop).Round(time.Second))
+	}
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	ds, err := e.drainStats(dctx)
+	cancel()
+	if err != nil {
+		bad("database", "reading drain statistics failed: %v", err)
+	} else {
+		d.Dead = ds.Dead
+		d.OldestUndeliveredS = ds.OldestUndelivered.Seconds()
+		live := e.runner.LiveTypes()
+		for _, tb := range ds.Types {
+			if !live[tb.EntityType] {
+				if d.UnhostedBacklog == nil {
+					d.UnhostedBacklog = map[string]int{}
+				}
+				d.UnhostedBacklog[tb.EntityType] = tb.Pending
+				bad("unhosted_type", "%d message(s) for entity type %q wait and no live runner hosts that type (oldest %s)", tb.Pending, tb.EntityType, tb.OldestDeliverable.Round(time.Second))
+			}
+		}
+		mine := e.deliv.Types()
+		for _, sd := range ds.Shards {
+			epoch, ok := rs.Held[sd.Shard]
+			if !ok {
+				continue
+			}
+			d.Pending += sd.Pending
+			d.Claimed += sd.Claimed
+			d.OldestDeliverableS = max(d.OldestDeliverableS, sd.OldestDeliverable.Seconds())
+			d.PerShard = append(d.PerShard, ShardDrainView{Shard: sd.Shard, Epoch: epoch, Pending: sd.Pending, Claimed: sd.Claimed, OldestDeliverableS: sd.OldestDeliverable.Seconds()})
+			if sd.Pending > 0 && sd.OldestDeliverable > e.stallAfter() && len(mine) > 0 {
+				d.StalledShards = append(d.StalledShards, sd.Shard)
+			}
+		}
+		if len(d.StalledShards) > 0 {
+			bad("stalled_shard", "%d owned shard(s) have deliverable messages older than %s: %v", len(d.StalledShards), e.stallAfter(), firstN(d.StalledShards, 5))
+		}
+	}
+	for s, since := range rs.Unacquired {
+		if since > 3*e.cfg.Heartbeat {
+			d.UnacquiredShards = append(d.UnacquiredShards, s)
+		}
+	}
+	sort.Strings(d.UnacquiredShards)
+	if len(d.UnacquiredShards) > 0 {
+		bad("unacquired", "%d shard(s) assigned to this runner could not be acquired for over %s: %v", len(d.UnacquiredShards), 3*e.cfg.Heartbeat, firstN(d.UnacquiredShards, 5))
+	}
+	h.Drain = d
+	return h
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "no locker yet"
+	}
+	return s
+}
+
+func firstN(s []string, n int) []string {
+	s = slices.Clone(s)
+	if len(s) > n {
+		return append(s[:n], fmt.Sprintf("… %d more", len(s)-n))
+	}
+	return s
+}

@@ -1,0 +1,110 @@
+// Starting the MariaDB binlog reader: preconditions, server_id, offsets, and
+// the fallback to inline emit when the server or the user is not ready.
+package cdc
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/voltro/voltro/internal/cdc/binlog"
+	"github.com/voltro/voltro/internal/cdc/delta"
+	"github.com/voltro/voltro/internal/dburl"
+	"github.com/voltro/voltro/internal/errs"
+)
+
+func (f *Feed) startBinlog(ctx, runCtx context.Context, r dburl.Resolved) error {
+	replURL := f.cfg.ReplicationURL
+	if replURL == "" {
+		replURL = r.URL
+	}
+	rr, err := dburl.Resolve(replURL, string(r.Dialect))
+	if err != nil {
+		return err
+	}
+	conn, err := replicationConn(replURL)
+	if err != nil {
+		return err
+	}
+	rdb, err := openDB(ctx, rr)
+	if err != nil {
+		return f.fallBack(fmt.Sprintf("replication user cannot connect: %v", err))
+	}
+	srv, err := binlog.Check(ctx, rdb)
+	_ = rdb.Close()
+	if err != nil {
+		return f.fallBack(fmt.Sprintf("binlog preconditions could not be checked: %v", err))
+	}
+	if !srv.OK() {
+		return f.fallBack("binlog CDC preconditions not met: missing " + strings.Join(srv.Missing, "; "))
+	}
+	f.serverID = binlog.ServerID(f.replicaID, srv.ServerID)
+	offsets := binlog.Offsets{DB: f.db}
+	if err := offsets.Ensure(ctx); err != nil {
+		return err
+	}
+	f.transport = Binlog
+	if f.cfg.ReplicaID == "" {
+		f.log.Warn("POD_NAME is not set: the binlog reader's replica id and server_id change on every restart, and its resume offset is not reused", "server_id", f.serverID)
+	}
+	rd := &binlog.Reader{
+		Host: conn.host, Port: conn.port, User: conn.user, Password: conn.password,
+		Database:  f.database,
+		ReplicaID: f.replicaID,
+		ServerID:  f.serverID,
+		Offsets:   offsets,
+		Logger:    f.log,
+		OnTx:      func(ds []delta.Delta) { f.bus.Publish(ds...) },
+		OnGap:     f.bus.ResyncAll,
+		SaveEvery: 200 * time.Millisecond,
+	}
+	ready := make(chan struct{})
+	errc := make(chan error, 1)
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		errc <- rd.Run(runCtx, ready)
+	}()
+	return waitReady(ctx, ready, errc, "binlog stream")
+}
+
+// fallBack switches to inline emit, saying why.
+func (f *Feed) fallBack(reason string) error {
+	f.transport = Inline
+	f.fallback = reason
+	f.log.Warn(reason + " — falling back to inline emit: only writes made through this instance reach its subscribers")
+	return nil
+}
+
+type replConn struct {
+	host           string
+	port           uint16
+	user, password string
+}
+
+// replicationConn takes host, port and credentials from a mariadb:// URL.
+func replicationConn(raw string) (replConn, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return replConn{}, errs.Wrap(errs.CodeInvalidConfig, err, "replication URL")
+	}
+	c := replConn{host: u.Hostname(), port: 3306}
+	if c.host == "" {
+		c.host = "127.0.0.1"
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil {
+			return c, errs.New(errs.CodeInvalidConfig, "replication URL port %q", p)
+		}
+		c.port = uint16(n)
+	}
+	if u.User != nil {
+		c.user = u.User.Username()
+		c.password, _ = u.User.Password()
+	}
+	return c, nil
+}

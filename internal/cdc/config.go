@@ -1,0 +1,68 @@
+// Package cdc assembles a change feed for one instance: the database handle
+// whose writes emit deltas, the transport chosen for the dialect (PostgreSQL
+// LISTEN/NOTIFY, MariaDB binlog, or in-process), subscriptions, the SSE
+// endpoint, and the bodies of the `voltro watch` and `voltro bench cdc`
+// commands.
+package cdc
+
+import (
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/voltro/voltro/internal/errs"
+)
+
+// Config says which database a feed watches and as which instance.
+type Config struct {
+	// URL is the shared database (DB_URL); Dialect overrides its scheme
+	// (DB_DIALECT).
+	URL     string
+	Dialect string
+	// ReplicaID is the stable name of this instance (POD_NAME). It keys the
+	// binlog resume position and derives the binlog server_id. Empty means
+	// hostname-pid, which is not stable across restarts.
+	ReplicaID string
+	// DisableCDC (CDC=0) uses inline emit on every dialect: only writes made
+	// through this feed reach this feed's subscribers.
+	DisableCDC bool
+	// ReplicationURL optionally names a different MariaDB user for the
+	// binlog reader (VOLTRO_CDC_URL); by default the URL's user reads it.
+	ReplicationURL string
+	// DB optionally shares an already open pool; the feed does not close it.
+	DB *sql.DB
+	// Buffer bounds each subscriber's queue (default 1024 deltas).
+	Buffer int
+	Logger *slog.Logger
+}
+
+// ConfigFromEnv reads DB_URL, DB_DIALECT, POD_NAME, CDC and VOLTRO_CDC_URL.
+func ConfigFromEnv(env func(string) string) (Config, error) {
+	c := Config{
+		URL:            env("DB_URL"),
+		Dialect:        env("DB_DIALECT"),
+		ReplicaID:      env("POD_NAME"),
+		ReplicationURL: env("VOLTRO_CDC_URL"),
+	}
+	switch strings.ToLower(strings.TrimSpace(env("CDC"))) {
+	case "", "1", "true", "on", "yes":
+	case "0", "false", "off", "no":
+		c.DisableCDC = true
+	default:
+		return c, errs.New(errs.CodeInvalidConfig, "CDC=%q: want 1 or 0", env("CDC"))
+	}
+	return c, nil
+}
+
+func (c Config) replicaID() string {
+	if c.ReplicaID != "" {
+		return c.ReplicaID
+	}
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		h = "localhost"
+	}
+	return fmt.Sprintf("%s-%d", h, os.Getpid())
+}

@@ -1,0 +1,263 @@
+// The Feed: one per instance, owning the pool, the transport and the
+// subscriber fan-out.
+package cdc
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/voltro/voltro/internal/cdc/bus"
+	"github.com/voltro/voltro/internal/cdc/delta"
+	"github.com/voltro/voltro/internal/cdc/pgnotify"
+	"github.com/voltro/voltro/internal/cdc/sqlwrite"
+	"github.com/voltro/voltro/internal/dburl"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// Feed is the change feed of one instance.
+type Feed struct {
+	cfg       Config
+	log       *slog.Logger
+	dialect   store.Dialect
+	database  string
+	replicaID string
+	db        *sql.DB
+	ownDB     bool
+	sqlw      sqlwrite.Dialect
+	bus       *bus.Bus
+
+	transport Transport
+	fallback  string // why CDC was wanted but not used
+	serverID  uint32 // binlog reader's server_id
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu        sync.Mutex
+	pks       map[string][]string    // table -> primary key columns
+	installed map[string]bool        // tables with a PostgreSQL change trigger
+	order     map[string]*sync.Mutex // table -> inline publish order lock
+	closed    bool
+}
+
+// Open connects to cfg.URL, resolves the transport for its dialect and starts
+// it. It returns once changes committed from now on will be delivered.
+func Open(ctx context.Context, cfg Config) (*Feed, error) {
+	r, err := dburl.Resolve(cfg.URL, cfg.Dialect)
+	if err != nil {
+		return nil, err
+	}
+	f := &Feed{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		dialect:   r.Dialect,
+		database:  r.Database,
+		replicaID: cfg.replicaID(),
+		db:        cfg.DB,
+		sqlw:      sqlwrite.Dialect{Name: r.Dialect},
+		bus:       bus.New(cfg.Buffer),
+		pks:       map[string][]string{},
+		installed: map[string]bool{},
+		order:     map[string]*sync.Mutex{},
+	}
+	if f.log == nil {
+		f.log = slog.Default()
+	}
+	f.log = f.log.With("component", "cdc", "replica", f.replicaID)
+	if r.Dialect == store.Memory {
+		f.database = "memory"
+	}
+	if f.db == nil {
+		if f.db, err = openDB(ctx, r); err != nil {
+			return nil, err
+		}
+		f.ownDB = true
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	f.cancel = cancel
+	if err := f.start(ctx, runCtx, r); err != nil {
+		f.Close()
+		return nil, err
+	}
+	f.log.Info(f.BootLine(), "dialect", f.dialect, "cdc", f.transport, "server_id", f.serverID)
+	return f, nil
+}
+
+// start picks and starts the transport.
+func (f *Feed) start(ctx, runCtx context.Context, r dburl.Resolved) error {
+	switch {
+	case r.Dialect == store.SQLite || r.Dialect == store.Memory:
+		f.transport = Bus
+		if f.cfg.DisableCDC {
+			f.transport = Inline
+		}
+		return nil
+	case f.cfg.DisableCDC:
+		f.transport = Inline
+		f.log.Info("CDC=0: changes are emitted inline to this instance's subscribers only")
+		return nil
+	case r.Dialect == store.Postgres:
+		return f.startNotify(ctx, runCtx, r)
+	case r.Dialect == store.MariaDB:
+		return f.startBinlog(ctx, runCtx, r)
+	default:
+		f.transport = Inline
+		f.log.Info("mysql has no change feed here: changes are emitted inline to this instance's subscribers only")
+		return nil
+	}
+}
+
+func (f *Feed) startNotify(ctx, runCtx context.Context, r dburl.Resolved) error {
+	f.transport = Notify
+	l := &pgnotify.Listener{
+		URL:       r.DSN,
+		ReplicaID: f.replicaID,
+		Logger:    f.log,
+		OnNotify: func(ctx context.Context, payload string) {
+			d, err := pgnotify.Decode(ctx, f.db, payload)
+			if err != nil {
+				f.log.Warn("change notification dropped", "err", err)
+				if d.Table != "" {
+					f.bus.Publish(delta.NewResync(d.Table, "a change could not be decoded"))
+				}
+				return
+			}
+			f.bus.Publish(d)
+		},
+		OnGap: f.bus.ResyncAll,
+	}
+	ready := make(chan struct{})
+	errc := make(chan error, 1)
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		errc <- l.Run(runCtx, ready)
+	}()
+	return waitReady(ctx, ready, errc, "LISTEN connection")
+}
+
+// waitReady waits for a transport's first connection.
+func waitReady(ctx context.Context, ready <-chan struct{}, errc <-chan error, what string) error {
+	select {
+	case <-ready:
+		return nil
+	case err := <-errc:
+		if err == nil {
+			err = context.Canceled
+		}
+		return fmt.Errorf("start change feed: %s: %w", what, err)
+	case <-ctx.Done():
+		return fmt.Errorf("start change feed: waiting for %s: %w", what, ctx.Err())
+	}
+}
+
+// Close stops the transport, ends every subscription and closes the pool
+// (unless it was passed in Config.DB).
+func (f *Feed) Close() error {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil
+	}
+	f.closed = true
+	f.mu.Unlock()
+	if f.cancel != nil {
+		f.cancel()
+	}
+	f.wg.Wait()
+	f.bus.Close()
+	if f.ownDB && f.db != nil {
+		return f.db.Close()
+	}
+	return nil
+}
+
+// DB is the application pool. Writes made with it directly are seen by the
+// PostgreSQL and MariaDB feeds, not by inline emit.
+func (f *Feed) DB() *sql.DB { return f.db }
+
+// Dialect is the resolved dialect.
+func (f *Feed) Dialect() store.Dialect { return f.dialect }
+
+// ReplicaID is the instance name the feed runs as.
+func (f *Feed) ReplicaID() string { return f.replicaID }
+
+// Transport is the resolved transport.
+func (f *Feed) Transport() Transport { return f.transport }
+
+// Flavor is the CDC flavor string for status displays, e.g.
+// "binlog CDC (ROW)" or "inline emit".
+func (f *Feed) Flavor() string { return f.transport.Label() }
+
+// ServerID is the binlog reader's server_id (0 unless the transport is
+// Binlog).
+func (f *Feed) ServerID() uint32 { return f.serverID }
+
+// Fallback says why a change feed was wanted but inline emit is used ("" if
+// not).
+func (f *Feed) Fallback() string { return f.fallback }
+
+// BootLine is the boot log line naming the dialect and the CDC transport.
+func (f *Feed) BootLine() string {
+	return fmt.Sprintf("sql dialect resolved: %s — CDC: %s", f.dialect, f.transport.Label())
+}
+
+// Overflows counts resync signals sent because a subscriber fell behind.
+func (f *Feed) Overflows() int64 { return f.bus.Overflows() }
+
+// Subscribe returns the deltas of table that pass filter (nil for all), in
+// commit order, until ctx ends; then the channel is closed. A delta with Op
+// Resync means changes may have been missed: re-read the table.
+func (f *Feed) Subscribe(ctx context.Context, table string, filter delta.Filter) (<-chan delta.Delta, error) {
+	if err := sqlwrite.CheckIdent("table", table); err != nil {
+		return nil, err
+	}
+	if f.transport == Notify {
+		if err := f.ensureTrigger(ctx, table); err != nil {
+			return nil, err
+		}
+	}
+	return f.bus.Subscribe(ctx, table, filter), nil
+}
+
+// ensureTrigger installs the NOTIFY trigger on table once per feed.
+func (f *Feed) ensureTrigger(ctx context.Context, table string) error {
+	f.mu.Lock()
+	done := f.installed[table]
+	f.mu.Unlock()
+	if done {
+		return nil
+	}
+	pk, err := f.primaryKey(ctx, table)
+	if err != nil {
+		return err
+	}
+	if err := pgnotify.Install(ctx, f.db, table, pk); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.installed[table] = true
+	f.mu.Unlock()
+	return nil
+}
+
+// primaryKey caches the key columns of table.
+func (f *Feed) primaryKey(ctx context.Context, table string) ([]string, error) {
+	f.mu.Lock()
+	pk, ok := f.pks[table]
+	f.mu.Unlock()
+	if ok {
+		return pk, nil
+	}
+	pk, err := sqlwrite.PrimaryKey(ctx, f.db, f.sqlw, table)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.pks[table] = pk
+	f.mu.Unlock()
+	return pk, nil
+}

@@ -1,0 +1,110 @@
+// Enumerations of the schedule options and record fields, and their parsers.
+package schedule
+
+import (
+	"strings"
+
+	"github.com/voltro/voltro/internal/errs"
+)
+
+// Coordination says how the replicas of an app agree on who fires a tick.
+type Coordination string
+
+const (
+	// CoordinationDefault takes the app-wide default.
+	CoordinationDefault Coordination = ""
+	// Single fires on every replica that runs the schedule: dev, one instance.
+	Single Coordination = "single"
+	// AdvisoryLock fires on the replica that inserts the tick's claim row first.
+	AdvisoryLock Coordination = "advisoryLock"
+	// Cluster lets the workflow engine fire the tick on the owner of the
+	// schedule's shard.
+	Cluster Coordination = "cluster"
+)
+
+// Overlap says what a tick does while an earlier run of its schedule is
+// still running on any replica.
+type Overlap string
+
+const (
+	// OverlapDefault is OverlapSkip.
+	OverlapDefault Overlap = ""
+	// OverlapSkip drops the tick (recorded as skippedOverlap).
+	OverlapSkip Overlap = "skip"
+	// OverlapQueue runs the tick once the running one finishes; at most one
+	// tick waits, later ones are skipped.
+	OverlapQueue Overlap = "queue"
+	// OverlapParallel runs every tick regardless.
+	OverlapParallel Overlap = "parallel"
+)
+
+// Outcome is the coordination outcome recorded for a tick on a replica.
+type Outcome string
+
+const (
+	OutcomeSingle         Outcome = "single"         // fired, no coordination
+	OutcomeWonLock        Outcome = "wonLock"        // fired, this replica's claim won
+	OutcomeLostLock       Outcome = "lostLock"       // not fired here, another replica claimed it
+	OutcomeCluster        Outcome = "cluster"        // fired by the workflow engine on the shard owner
+	OutcomeSkippedOverlap Outcome = "skippedOverlap" // not fired, an earlier run was still going
+	OutcomeQueued         Outcome = "queued"         // fired after the earlier run finished
+	OutcomeMissed         Outcome = "missed"         // not fired, nobody was there in time and catch-up is off
+)
+
+// Outcomes lists every outcome in display order.
+var Outcomes = []Outcome{OutcomeSingle, OutcomeWonLock, OutcomeLostLock, OutcomeCluster, OutcomeSkippedOverlap, OutcomeQueued, OutcomeMissed}
+
+// Status is the lifecycle state of a run row.
+type Status string
+
+const (
+	StatusQueued    Status = "queued"    // waiting for the earlier run to finish
+	StatusRunning   Status = "running"   // the function is running
+	StatusSucceeded Status = "succeeded" // the function returned nil
+	StatusFailed    Status = "failed"    // the function returned an error or panicked
+	StatusSkipped   Status = "skipped"   // the function did not run here (lostLock, skippedOverlap, missed)
+	StatusCancelled Status = "cancelled" // a queued run whose replica shut down before it started
+	StatusAbandoned Status = "abandoned" // its replica stopped heart-beating while it was running or queued
+)
+
+// Live reports whether a run in this state still holds its schedule.
+func (s Status) Live() bool { return s == StatusQueued || s == StatusRunning }
+
+// ParseCoordination reads a coordination name, case-insensitively. The empty
+// string is CoordinationDefault. Anything else fails with CodeInvalidConfig.
+func ParseCoordination(s string) (Coordination, error) {
+	return parseEnum(s, "schedule coordination", []Coordination{Single, AdvisoryLock, Cluster})
+}
+
+// ParseOverlap reads an overlap policy name, case-insensitively. The empty
+// string is OverlapDefault. Anything else fails with CodeInvalidConfig.
+func ParseOverlap(s string) (Overlap, error) {
+	return parseEnum(s, "schedule overlap", []Overlap{OverlapSkip, OverlapQueue, OverlapParallel})
+}
+
+// EnvCoordination is the environment variable that overrides the app-wide
+// default coordination.
+const EnvCoordination = "VOLTRO_SCHEDULE_COORDINATION"
+
+// DefaultCoordinationFromEnv reads EnvCoordination; unset means "decide by
+// the store", an unknown value fails boot.
+func DefaultCoordinationFromEnv(env func(string) string) (Coordination, error) {
+	return parseEnum(env(EnvCoordination), EnvCoordination, []Coordination{Single, AdvisoryLock, Cluster})
+}
+
+func parseEnum[T ~string](s, what string, allowed []T) (T, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", nil
+	}
+	for _, a := range allowed {
+		if strings.EqualFold(s, string(a)) {
+			return a, nil
+		}
+	}
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	return "", errs.New(errs.CodeInvalidConfig, "unknown %s %q (want one of %s)", what, s, strings.Join(names, ", "))
+}

@@ -1,0 +1,75 @@
+// Conformance of the MariaDB/MySQL store against the real server.
+package mysql_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/mysql"
+	"github.com/voltro/voltro/internal/store/storetest"
+	"github.com/voltro/voltro/internal/testdb"
+)
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// open opens url and closes the store when t ends.
+func open(t testing.TB, url string, opts mysql.Options) *mysql.Store {
+	t.Helper()
+	s, err := mysql.Open(ctxT(t), url, opts)
+	if err != nil {
+		t.Fatalf("open %s: %v", url, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// fresh recreates database name and returns a migrated store on it.
+func fresh(t testing.TB, name string, opts mysql.Options) (*mysql.Store, string) {
+	t.Helper()
+	url := testdb.MariaDB(t, name)
+	s := open(t, url, opts)
+	if err := s.Migrate(ctxT(t)); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return s, url
+}
+
+func TestConformanceMariaDB(t *testing.T) {
+	var url string
+	storetest.Run(t, func(t *testing.T) store.Driver {
+		var s *mysql.Store
+		s, url = fresh(t, "mysuite", mysql.Options{})
+		return s
+	}, storetest.Options{
+		Reopen: func(t *testing.T) store.Driver { return open(t, url, mysql.Options{}) },
+		Modes:  []store.LockMode{store.LockRow, store.LockAdvisory},
+	})
+}
+
+// The mysql dialect keeps to what MySQL 8 has: LastInsertId instead of
+// INSERT … RETURNING. Run against the same server, it covers that path.
+func TestConformanceMySQLDialect(t *testing.T) {
+	var url string
+	storetest.Run(t, func(t *testing.T) store.Driver {
+		u := testdb.MariaDB(t, "mysuite_my")
+		url = "mysql://" + strings.TrimPrefix(u, "mariadb://")
+		s := open(t, url, mysql.Options{})
+		if s.Dialect() != store.MySQL {
+			t.Fatalf("dialect %s", s.Dialect())
+		}
+		if err := s.Migrate(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}, storetest.Options{
+		Reopen: func(t *testing.T) store.Driver { return open(t, url, mysql.Options{}) },
+		Modes:  []store.LockMode{store.LockRow, store.LockAdvisory},
+	})
+}

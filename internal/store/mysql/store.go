@@ -1,0 +1,194 @@
+// Package mysql is the MariaDB/MySQL store: the store.Driver contract on
+// InnoDB tables, with shard ownership by GET_LOCK (advisory) or by a
+// conditional upsert of a lease row (row, the mode Galera needs).
+//
+// Every time that matters is the database's own clock (UTC_TIMESTAMP(6));
+// sessions run with time_zone '+00:00' and DATETIME(6) columns hold UTC.
+// Open connects and probes the server; Migrate creates the tables.
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/voltro/voltro/internal/dburl"
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// Options configure Open.
+type Options struct {
+	// Dialect is mariadb or mysql; empty takes it from the URL scheme. It
+	// only picks SQL features: mysql never uses INSERT … RETURNING.
+	Dialect store.Dialect
+	// MaxConns caps the application pool (default 20). Lockers and the
+	// migrator use connections of their own on top of it.
+	MaxConns int
+	// Namespace prefixes every GET_LOCK name (default "voltro"), so two
+	// clusters on one server never take each other's locks.
+	Namespace string
+	Logger    *slog.Logger
+}
+
+// Store is a store.Driver on MariaDB or MySQL.
+type Store struct {
+	dialect   store.Dialect
+	cfg       *gomysql.Config // session settings of every connection we open
+	db        *sql.DB         // the application pool
+	database  string
+	namespace string
+	log       *slog.Logger
+	server    serverInfo
+	retries   atomic.Int64 // statements re-run after 1213/1205
+}
+
+var (
+	_ store.Driver = (*Store)(nil)
+	_ store.SQLDB  = (*Store)(nil)
+)
+
+// Open connects to url (mariadb:// or mysql://), probes the server (flavor,
+// version, Galera) and returns a Store whose pool is ready. It does not
+// migrate: call Migrate.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	res, err := dburl.Resolve(url, string(opts.Dialect))
+	if err != nil {
+		return nil, err
+	}
+	if res.Dialect != store.MariaDB && res.Dialect != store.MySQL {
+		return nil, errs.New(errs.CodeInvalidConfig, "mysql store: dialect %q is not mariadb or mysql", res.Dialect)
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = 20
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = "voltro"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	cfg, err := sessionConfig(res.DSN)
+	if err != nil {
+		return nil, err
+	}
+	info, err := probe(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if info.galera {
+		// Reads on one node may miss a write just certified on another;
+		// wsrep_sync_wait=1 makes every read on our sessions causal.
+		cfg.Params["wsrep_sync_wait"] = "1"
+	}
+	db, err := openDB(cfg, opts.MaxConns)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		dialect:   res.Dialect,
+		cfg:       cfg,
+		db:        db,
+		database:  res.Database,
+		namespace: opts.Namespace,
+		log:       opts.Logger.With("store", string(res.Dialect)),
+		server:    info,
+	}
+	if (res.Dialect == store.MariaDB) != info.mariadb {
+		s.log.Warn("mysql store: dialect does not match the server flavor", "dialect", res.Dialect, "server", info.version)
+	}
+	s.log.Debug("mysql store opened", "database", res.Database, "server", info.version,
+		"galera", info.galera, "skip_locked", info.skipLocked, "returning", s.returning())
+	return s, nil
+}
+
+// sessionConfig parses the go-sql-driver DSN and pins what the store relies
+// on: UTC times, parsed DATETIMEs, client-side interpolation (one round trip
+// per statement instead of prepare+execute) and bounded network waits.
+func sessionConfig(dsn string) (*gomysql.Config, error) {
+	cfg, err := gomysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, errs.Wrap(errs.CodeInvalidConfig, err, "mysql store: bad DSN")
+	}
+	cfg.ParseTime = true
+	cfg.Loc = time.UTC
+	cfg.InterpolateParams = true
+	cfg.MultiStatements = false
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["time_zone"] = "'+00:00'"
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = 30 * time.Second
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = 30 * time.Second
+	}
+	return cfg, nil
+}
+
+// openDB opens a pool of at most n connections with cfg's session settings.
+func openDB(cfg *gomysql.Config, n int) (*sql.DB, error) {
+	conn, err := gomysql.NewConnector(cfg)
+	if err != nil {
+		return nil, errs.Wrap(errs.CodeInvalidConfig, err, "mysql store: bad connection settings")
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	return db, nil
+}
+
+// returning reports whether INSERT … RETURNING may be used: MariaDB 10.5+
+// and a mariadb dialect (the mysql dialect keeps to LastInsertId).
+func (s *Store) returning() bool {
+	return s.dialect == store.MariaDB && s.server.returning
+}
+
+func (s *Store) Dialect() store.Dialect { return s.dialect }
+
+// DB is the application pool.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// RetryCount is how many statements or transactions were re-run after a
+// deadlock (1213, which is also how Galera reports a certification
+// conflict) or a lock wait timeout (1205).
+func (s *Store) RetryCount() int64 { return s.retries.Load() }
+
+// Galera reports whether the server is a wsrep (Galera/PXC) node.
+func (s *Store) Galera() bool { return s.server.galera }
+
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	if err := s.db.QueryRowContext(ctx, "SELECT UTC_TIMESTAMP(6)").Scan(&now); err != nil {
+		return time.Time{}, wrapErr("read the clock", err)
+	}
+	return now, nil
+}
+
+// Ping reads a voltro table: a Galera node without quorum still answers
+// SELECT 1 but refuses this with 1047.
+func (s *Store) Ping(ctx context.Context) error {
+	var n int
+	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM voltro_cluster_config").Scan(&n)
+	if err != nil {
+		return wrapErr("ping", err)
+	}
+	return nil
+}
+
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("mysql store: close pool: %w", err)
+	}
+	return nil
+}

@@ -49,7 +49,7 @@ func (p *Permanent) Unwrap() error { return p.Err }
 // IsPermanent reports whether err should not be retried.
 func IsPermanent(err error) bool {
 	var p *Permanent
-	return errors.As(err, &p) || errors.Is(err, errs.ErrDecode) || errors.Is(err, errs.ErrUnregistered) || errors.Is(err, errs.ErrInvalidArgument)
+	return errors.As(err, &p) || errors.Is(err, errs.ErrUnregistered) || errors.Is(err, errs.ErrInvalidArgument)
 }
 
 func (x *Deliverer) enqueueLocked(st *shardState, m store.Message, t *entityType) {
@@ -165,6 +165,11 @@ func (x *Deliverer) process(it item) {
 		}
 		payload, err := invoke(ctx, it.t.handler, m)
 		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, errs.ErrDecode) {
+			// no retry can decode it: park it where an operator sees it
+			x.deadLetter(ctx, it, fence, errs.Wrap(errs.CodeDeadLettered, err, fmt.Sprintf("message %d has an undecodable payload", m.ID)))
 			return
 		}
 		if err == nil || IsPermanent(err) {

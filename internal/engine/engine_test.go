@@ -242,6 +242,7 @@ func TestLateRegistrationStallRegression(t *testing.T) {
 		}
 	}
 	e := startEngine(t, d, cfg)
+	e.Register("early", echo, EntityOptions{})
 	waitFor(t, 5*time.Second, "shards", ownsAll(e))
 	time.Sleep(5 * cfg.PollInterval)
 	msgs, _ := d.ListMessages(ctx, store.MessageFilter{EntityType: "late"})
@@ -453,6 +454,24 @@ func TestInspectAndHealthEndpoints(t *testing.T) {
 	doc := e.Inspect(context.Background())
 	if doc.ReplicaID != "a" || len(doc.OwnedShards) != 30 || doc.ShardLock.Mode != "advisory" || !doc.Health.Ready || doc.OwnedShards[0].Epoch == 0 {
 		t.Fatalf("inspect: %+v", doc)
+	}
+}
+
+func TestClientOnlyOwnsNoShards(t *testing.T) {
+	d := memory.New()
+	worker := startEngine(t, d, clusterConfig(t, "worker"))
+	worker.Register("echo", echo, EntityOptions{})
+	client := startEngine(t, d, clusterConfig(t, "client"))
+	waitFor(t, 5*time.Second, "worker owns all", ownsAll(worker))
+	time.Sleep(500 * time.Millisecond)
+	if n := len(client.Runner().Held()); n != 0 {
+		t.Fatalf("a runner hosting no entity type took %d shards", n)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, err := client.Request(ctx, Message{EntityType: "echo", EntityID: "x", Payload: []byte("1")})
+	if err != nil || string(r.Payload) != "echo:1" {
+		t.Fatalf("request from a client through the owner: %q %v", r.Payload, err)
 	}
 }
 

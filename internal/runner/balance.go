@@ -53,8 +53,16 @@ func (r *Runner) refreshLive(ctx context.Context, now time.Time) error {
 	r.lastList = now
 	stale := 3 * r.opts.Heartbeat
 	live := rs[:0]
+	hosting := len(r.opts.EntityTypes()) > 0
 	for _, x := range rs {
-		if x.Address == r.opts.Address || (x.Healthy && x.HeartbeatAge < stale && hostsAny(x.Groups, r.opts.Groups)) {
+		if x.Address == r.opts.Address {
+			if hosting {
+				live = append(live, x)
+			}
+			continue
+		}
+		// A runner that hosts no entity type is a client: it owns no shards.
+		if x.Healthy && x.HeartbeatAge < stale && len(x.EntityTypes) > 0 && hostsAny(x.Groups, r.opts.Groups) {
 			live = append(live, x)
 		}
 	}

@@ -1,0 +1,142 @@
+// Package voltro makes clustering built in for Go applications that run on
+// their own SQL database. Run one instance, or N instances against the same
+// database, and they form a cluster: entity messages are persisted and
+// delivered by whichever instance owns the entity's shard, work moves to a
+// surviving instance when one dies, and the database is the only shared part.
+//
+// A minimal program:
+//
+//	app, err := voltro.New(ctx)            // DB_URL from the environment
+//	counter := voltro.NewEntity("counter", func(ctx context.Context, id string, n int) (int, error) { … })
+//	app.Register(counter)
+//	app.Start(ctx)
+//	total, err := counter.Request(ctx, app, "c1", 5)
+package voltro
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/voltro/voltro/internal/config"
+	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/open"
+)
+
+// App is one voltro instance.
+type App struct {
+	e      *engine.Engine
+	log    *slog.Logger
+	hooks  []func(ctx context.Context) error // run at Start, after the engine serves
+	closes []func(ctx context.Context) error // run at Close, before the engine leaves
+}
+
+type appOptions struct {
+	dbURL  string
+	env    func(string) string
+	logger *slog.Logger
+	store  store.Driver
+}
+
+// Option configures New.
+type Option func(*appOptions)
+
+// WithDB sets the database URL instead of DB_URL (postgres://, mariadb://,
+// mysql://, sqlite:<file> or a .db path, memory:).
+func WithDB(url string) Option { return func(o *appOptions) { o.dbURL = url } }
+
+// WithEnv reads configuration from env instead of the process environment.
+func WithEnv(env func(string) string) Option { return func(o *appOptions) { o.env = env } }
+
+// WithLogger sets the structured logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(o *appOptions) { o.logger = l } }
+
+// New resolves the configuration, opens and migrates the store and checks
+// the cluster configuration. Register entity types, workflows and schedules,
+// then Start.
+func New(ctx context.Context, opts ...Option) (*App, error) {
+	o := appOptions{env: os.Getenv}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	cfg, err := config.FromEnv(o.env, o.dbURL)
+	if err != nil {
+		return nil, err
+	}
+	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.store, Open: open.Open, Logger: o.logger})
+	if err != nil {
+		return nil, err
+	}
+	return &App{e: e, log: o.logger}, nil
+}
+
+// Start joins the cluster (or starts the single-process engine) and serves
+// the runner and inspect endpoints. It returns once the instance runs.
+func (a *App) Start(ctx context.Context) error {
+	if err := a.e.Start(ctx); err != nil {
+		return err
+	}
+	for _, h := range a.hooks {
+		if err := h(ctx); err != nil {
+			_ = a.e.Close(ctx)
+			return err
+		}
+	}
+	return nil
+}
+
+// Close leaves the cluster gracefully: running handlers finish (bounded by
+// ctx), shards are released for the survivors, and the store is closed.
+func (a *App) Close(ctx context.Context) error {
+	for i := len(a.closes) - 1; i >= 0; i-- {
+		_ = a.closes[i](ctx)
+	}
+	return a.e.Close(ctx)
+}
+
+// Run starts the app, blocks until ctx ends, then closes it.
+func (a *App) Run(ctx context.Context) error {
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return a.Close(context.WithoutCancel(ctx))
+}
+
+// Registrable is anything App.Register accepts: entity types, workflows,
+// schedules.
+type Registrable interface {
+	register(a *App) error
+}
+
+// Register adds entity types (and, as they come, workflows and schedules).
+// It may be called before or after Start; a type registered late has its
+// backlog read at once.
+func (a *App) Register(items ...Registrable) error {
+	for _, it := range items {
+		if err := it.register(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Logger is the app's logger.
+func (a *App) Logger() *slog.Logger { return a.log }
+
+// InspectAddr is where the inspect and health endpoints listen (after Start).
+func (a *App) InspectAddr() string { return a.e.InspectAddr() }
+
+// Ready reports readiness with its reasons.
+func (a *App) Ready(ctx context.Context) (bool, []string) {
+	h := a.e.Health(ctx)
+	var why []string
+	for _, p := range h.Problems {
+		why = append(why, p.Kind+": "+p.Detail)
+	}
+	return h.Ready, why
+}

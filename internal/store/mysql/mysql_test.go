@@ -3,6 +3,8 @@ package mysql_test
 
 import (
 	"context"
+	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,9 @@ import (
 	"github.com/voltro/voltro/internal/store/storetest"
 	"github.com/voltro/voltro/internal/testdb"
 )
+
+// quiet logs only warnings and errors.
+var quiet = mysql.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -45,10 +50,10 @@ func TestConformanceMariaDB(t *testing.T) {
 	var url string
 	storetest.Run(t, func(t *testing.T) store.Driver {
 		var s *mysql.Store
-		s, url = fresh(t, "mysuite", mysql.Options{})
+		s, url = fresh(t, "mysuite", quiet)
 		return s
 	}, storetest.Options{
-		Reopen: func(t *testing.T) store.Driver { return open(t, url, mysql.Options{}) },
+		Reopen: func(t *testing.T) store.Driver { return open(t, url, quiet) },
 		Modes:  []store.LockMode{store.LockRow, store.LockAdvisory},
 	})
 }
@@ -60,7 +65,7 @@ func TestConformanceMySQLDialect(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Driver {
 		u := testdb.MariaDB(t, "mysuite_my")
 		url = "mysql://" + strings.TrimPrefix(u, "mariadb://")
-		s := open(t, url, mysql.Options{})
+		s := open(t, url, quiet)
 		if s.Dialect() != store.MySQL {
 			t.Fatalf("dialect %s", s.Dialect())
 		}
@@ -69,7 +74,7 @@ func TestConformanceMySQLDialect(t *testing.T) {
 		}
 		return s
 	}, storetest.Options{
-		Reopen: func(t *testing.T) store.Driver { return open(t, url, mysql.Options{}) },
+		Reopen: func(t *testing.T) store.Driver { return open(t, url, quiet) },
 		Modes:  []store.LockMode{store.LockRow, store.LockAdvisory},
 	})
 }

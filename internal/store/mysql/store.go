@@ -77,6 +77,7 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Logger = driverLogger{opts.Logger}
 	info, err := probe(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -134,6 +135,12 @@ func sessionConfig(dsn string) (*gomysql.Config, error) {
 	}
 	return cfg, nil
 }
+
+// driverLogger sends go-sql-driver's own messages (e.g. "unexpected EOF" on a
+// killed session) to slog at debug level: the store reports what matters.
+type driverLogger struct{ log *slog.Logger }
+
+func (d driverLogger) Print(v ...any) { d.log.Debug("mysql driver: " + fmt.Sprint(v...)) }
 
 // openDB opens a pool of at most n connections with cfg's session settings.
 func openDB(cfg *gomysql.Config, n int) (*sql.DB, error) {

@@ -49,10 +49,17 @@ voltro_install_packages() {
 voltro_pg_ready() { pg_isready -q -h 127.0.0.1 -p 5432 -t 2; }
 voltro_pg_sql() { psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p 5432 -U postgres -d postgres -Atc "$1"; }
 
+# voltro_pg_version prints the newest PostgreSQL version with a "main" cluster.
+voltro_pg_version() {
+	local dirs=(/etc/postgresql/*/main)
+	[[ -d ${dirs[0]} ]] || return 0
+	printf '%s\n' "${dirs[@]}" | awk -F/ '{print $4}' | sort -V | tail -n 1
+}
+
 voltro_postgres() {
 	if ! voltro_pg_ready; then
 		local version
-		version=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -n 1)
+		version=$(voltro_pg_version)
 		if [[ -z $version ]]; then
 			voltro_log "no PostgreSQL cluster under /etc/postgresql"
 			return 1
@@ -67,7 +74,7 @@ voltro_postgres() {
 	if ! voltro_pg_sql 'SELECT 1' >/dev/null 2>&1; then
 		# A fresh Debian cluster asks for a password over TCP: trust loopback.
 		local version hba
-		version=$(ls /etc/postgresql | sort -V | tail -n 1)
+		version=$(voltro_pg_version)
 		hba=/etc/postgresql/$version/main/pg_hba.conf
 		voltro_log "allowing passwordless loopback connections in $hba"
 		sed -i '1i host all all 127.0.0.1/32 trust' "$hba"

@@ -66,6 +66,10 @@ type GaleraOptions struct {
 	Database string
 	// Logger receives progress lines; nil discards them.
 	Logger *slog.Logger
+	// OwnerPID, for a detached cluster, is the process it serves (the
+	// scripts/test shell). Once that process is gone without stopping the
+	// cluster, the next StartGalera that wants its ports stops it.
+	OwnerPID int
 }
 
 // GaleraCluster is a running three-node cluster. Node indexes are 0, 1, 2;
@@ -75,6 +79,7 @@ type GaleraCluster struct {
 	base     int
 	database string
 	detach   bool
+	owner    int
 	lock     *os.File
 	log      *slog.Logger
 	cred     *syscall.Credential
@@ -102,9 +107,10 @@ type galeraNode struct {
 
 // galeraState is what StopGaleraDir needs to find the processes again.
 type galeraState struct {
-	Base int      `json:"base"`
-	PIDs []int    `json:"pids"`
-	URLs []string `json:"urls"`
+	Base  int      `json:"base"`
+	Owner int      `json:"owner,omitempty"`
+	PIDs  []int    `json:"pids"`
+	URLs  []string `json:"urls"`
 }
 
 // StartGalera starts a fresh cluster and returns once all three nodes are
@@ -142,7 +148,7 @@ func StartGalera(ctx context.Context, opt GaleraOptions) (*GaleraCluster, error)
 	if base == 0 {
 		base = galeraDefaultBase
 	}
-	c := &GaleraCluster{database: opt.Database, detach: opt.Detach, log: log, cred: cred}
+	c := &GaleraCluster{database: opt.Database, detach: opt.Detach, owner: opt.OwnerPID, log: log, cred: cred}
 	if err := c.claimPorts(root, base); err != nil {
 		return nil, err
 	}
@@ -580,8 +586,11 @@ func (c *GaleraCluster) claimPorts(root string, base int) error {
 			return fmt.Errorf("galera: port lock: %w", err)
 		}
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			f.Close()
-			continue
+			if !c.reapOrphan(filepath.Join(root, strconv.Itoa(p))) ||
+				syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+				f.Close()
+				continue
+			}
 		}
 		if !galeraPortsFree(p) {
 			f.Close()
@@ -601,6 +610,25 @@ func (c *GaleraCluster) claimPorts(root string, base int) error {
 		return nil
 	}
 	return fmt.Errorf("galera: no free port band from %d to %d", base, base+galeraBands*galeraBandStep)
+}
+
+// reapOrphan stops the detached cluster in dir if the process it served is
+// gone, and reports whether it did.
+func (c *GaleraCluster) reapOrphan(dir string) bool {
+	raw, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
+	if err != nil {
+		return false
+	}
+	var st galeraState
+	if json.Unmarshal(raw, &st) != nil || st.Owner == 0 || pidAlive(st.Owner) {
+		return false
+	}
+	if err := StopGaleraDir(dir); err != nil {
+		c.log.Warn("galera: stop orphaned cluster", "dir", dir, "err", err)
+		return false
+	}
+	c.log.Info("galera: stopped a cluster whose owner is gone", "dir", dir, "owner", st.Owner)
+	return true
 }
 
 func galeraPortsFree(base int) bool {
@@ -839,7 +867,7 @@ func (c *GaleraCluster) adminDSNs() []string {
 }
 
 func (c *GaleraCluster) writeState() error {
-	st := galeraState{Base: c.base, URLs: c.URLs()}
+	st := galeraState{Base: c.base, Owner: c.owner, URLs: c.URLs()}
 	for _, n := range c.nodes {
 		if n != nil && n.running() {
 			st.PIDs = append(st.PIDs, n.pid)

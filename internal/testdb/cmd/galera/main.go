@@ -2,7 +2,8 @@
 // scripts/test shares among all test packages, using the same code as
 // testdb.Galera.
 //
-//	galera up [-env FILE] [-base PORT]   start; print the URLs; write FILE
+//	galera up [-env FILE] [-base PORT] [-owner PID]
+//	                                     start; print the URLs; write FILE
 //	galera down -env FILE                kill the recorded PIDs; remove the dir
 //
 // FILE holds shell assignments: VOLTRO_TEST_GALERA_URLS (comma-separated
@@ -17,8 +18,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/voltro/voltro/internal/testdb"
@@ -32,11 +35,12 @@ func main() {
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	envFile := fs.String("env", "", "file to write (up) or read (down) the cluster's variables")
 	base := fs.Int("base", 0, "first SQL port to try (default 3311)")
+	owner := fs.Int("owner", 0, "pid of the process the cluster serves; a later up stops the cluster once it is gone")
 	_ = fs.Parse(os.Args[2:])
 	var err error
 	switch os.Args[1] {
 	case "up":
-		err = up(log, *envFile, *base)
+		err = up(log, *envFile, *base, *owner)
 	case "down":
 		err = down(*envFile)
 	default:
@@ -53,10 +57,14 @@ func usage() {
 	os.Exit(2)
 }
 
-func up(log *slog.Logger, envFile string, base int) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+func up(log *slog.Logger, envFile string, base, owner int) error {
+	// On SIGINT/SIGTERM the start is abandoned and the nodes started so far
+	// are stopped: detached nodes would otherwise outlive us unrecorded.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	c, err := testdb.StartGalera(ctx, testdb.GaleraOptions{BasePort: base, Detach: true, Logger: log})
+	c, err := testdb.StartGalera(ctx, testdb.GaleraOptions{BasePort: base, Detach: true, OwnerPID: owner, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ package voltro
 
 import (
 	"context"
+	"database/sql"
 	"log/slog"
 	"os"
 
@@ -139,4 +140,22 @@ func (a *App) Ready(ctx context.Context) (bool, []string) {
 		why = append(why, p.Kind+": "+p.Detail)
 	}
 	return h.Ready, why
+}
+
+// DB is the application pool of a SQL store (PostgreSQL, MariaDB/MySQL,
+// SQLite) as database/sql, and the dialect name. The memory store has none.
+func (a *App) DB() (*sql.DB, string, error) {
+	d := a.e.Store()
+	h, ok := d.(store.SQLDB)
+	if !ok {
+		return nil, string(d.Dialect()), NewError(CodeUnavailable, "the %s store has no SQL handle", d.Dialect())
+	}
+	return h.DB(), string(d.Dialect()), nil
+}
+
+// Shards reports how many shards this instance holds and how many the
+// cluster has.
+func (a *App) Shards() (owned, total int) {
+	cfg := a.e.Config()
+	return len(a.e.Runner().Held()), cfg.ShardCount * len(cfg.Groups)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/runner"
 	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/sqlite"
 )
 
 // Version is reported in the runner row and inspect.
@@ -71,6 +72,7 @@ type Engine struct {
 	inspectLn  net.Listener
 	closeOnce  sync.Once
 	extraMux   []func(*http.ServeMux)
+	release    func() error // the SQLite ownership guard
 }
 
 // New opens (or takes) the store, migrates it, checks the cluster config and
@@ -86,12 +88,22 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		log.Warn(w)
 	}
 	d := opts.Store
+	if d == nil && cfg.DB.Dialect == store.SQLite {
+		// One executing engine per SQLite file, decided before any message
+		// is read; the OS drops the guard if this process dies.
+		own, err := sqlite.AcquireOwnership(cfg.DB.DSN)
+		if err != nil {
+			return nil, err
+		}
+		e.release = own.Release
+	}
 	if d == nil {
 		if opts.Open == nil {
 			return nil, errs.New(errs.CodeInvalidArgument, "engine: neither a store nor a way to open one")
 		}
 		var err error
 		if d, err = opts.Open(ctx, cfg, log); err != nil {
+			e.releaseOwnership()
 			return nil, err
 		}
 		e.ownsStore = true
@@ -101,6 +113,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		if e.ownsStore {
 			_ = d.Close()
 		}
+		e.releaseOwnership()
 		return nil, err
 	}
 	if err := d.Migrate(ctx); err != nil {
@@ -114,11 +127,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if got.ShardCount != want.ShardCount || !slices.Equal(got.Groups, want.Groups) {
 		return fail(errs.New(errs.CodeClusterMismatch, "this runner is configured with %d shards in groups %v, but the cluster stored in the database has %d shards in groups %v; refusing to start (set VOLTRO_SHARDS / VOLTRO_SHARD_GROUPS to match)", want.ShardCount, want.Groups, got.ShardCount, got.Groups))
 	}
-	mode := cfg.ShardLock
-	if !cfg.Clustered() && mode == store.LockAuto {
-		mode = store.LockRow
-	}
-	if e.lockMode, e.lockReason, err = d.ResolveLockMode(ctx, mode); err != nil {
+	if e.lockMode, e.lockReason, err = d.ResolveLockMode(ctx, cfg.ShardLock); err != nil {
 		return fail(err)
 	}
 	if cfg.Clustered() {
@@ -272,6 +281,7 @@ func (e *Engine) Close(ctx context.Context) error {
 			if e.ownsStore {
 				err = e.d.Close()
 			}
+			e.releaseOwnership()
 			return
 		}
 		e.cancel()
@@ -288,8 +298,18 @@ func (e *Engine) Close(ctx context.Context) error {
 		if e.ownsStore {
 			err = e.d.Close()
 		}
+		e.releaseOwnership()
 	})
 	return err
+}
+
+func (e *Engine) releaseOwnership() {
+	if e.release != nil {
+		if err := e.release(); err != nil {
+			e.log.Warn("releasing the SQLite ownership guard failed", "err", err)
+		}
+		e.release = nil
+	}
 }
 
 func (e *Engine) failWaiters() {

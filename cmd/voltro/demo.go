@@ -1,0 +1,46 @@
+package main
+
+// voltro demo: the README's main job. Runs an instance with example entity
+// types (and, as they land, workflows and schedules) on the embedded
+// default: a SQLite file in the working directory.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/demo"
+)
+
+func runDemo(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
+	fs := flags("demo", "demo [--db URL]", stderr)
+	db := fs.String("db", "", "database URL (default DB_URL, else sqlite:voltro-demo.db in this directory)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	url := *db
+	if url == "" {
+		url = env("DB_URL")
+	}
+	if url == "" {
+		url = "sqlite:voltro-demo.db"
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	app, err := voltro.New(ctx, voltro.WithDB(url), voltro.WithEnv(env), voltro.WithLogger(log))
+	if err != nil {
+		return err
+	}
+	if err := demo.Register(app); err != nil {
+		_ = app.Close(ctx)
+		return err
+	}
+	if err := app.Start(ctx); err != nil {
+		return err
+	}
+	demo.PrintWelcome(stdout, url, app.InspectAddr())
+	<-ctx.Done()
+	fmt.Fprintln(stderr, "shutting down: finishing running handlers and releasing shards…")
+	return app.Close(context.WithoutCancel(ctx))
+}

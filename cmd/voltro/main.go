@@ -1,0 +1,91 @@
+// Command voltro is the CLI: it runs the demo app, benchmarks, and looks at
+// and acts on a cluster through its database (DB_URL), from any machine,
+// without the application's code.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error
+}
+
+// commands is the command table; `voltro help` prints it.
+func commands() map[string]command {
+	return map[string]command{
+		"demo":     {"run the demo app on the embedded default (a SQLite file here) or DB_URL", runDemo},
+		"bench":    {"benchmarks: `bench messages` (persisted request/reply), more with --help", runBench},
+		"messages": {"list messages and dead letters; replay a dead letter", runMessages},
+		"migrate":  {"apply the database migrations of DB_URL and exit", runMigrate},
+		"version":  {"print the version", runVersion},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: voltro <command> [arguments]   (voltro <command> --help for details)")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "commands:")
+	cmds := commands()
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "environment: DB_URL (postgres://, mariadb://, mysql://, sqlite:<file>, memory:), DB_DIALECT,")
+	fmt.Fprintln(w, "  POD_NAME, POD_IP / VOLTRO_WORKFLOW_RUNNER_HOST, VOLTRO_WORKFLOW_RUNNER_PORT (34000),")
+	fmt.Fprintln(w, "  VOLTRO_WORKFLOW_SHARD_LOCK (auto|row|advisory), VOLTRO_WORKFLOW_RUNNER_STORAGE (sql|memory),")
+	fmt.Fprintln(w, "  VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT (10s), VOLTRO_CLUSTER_SECRET, CDC (1|0); see docs/configuration.md")
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cmd, ok := commands()[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "voltro: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	if err := cmd.run(ctx, args[1:], env, stdout, stderr); err != nil {
+		if errors.Is(err, errHelp) {
+			return 0
+		}
+		if errors.Is(err, errUsage) {
+			return 2
+		}
+		fmt.Fprintf(stderr, "voltro %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+// errUsage: the flag package already printed what was wrong.
+var errUsage = errors.New("usage")
+
+// errHelp: --help was asked for and printed.
+var errHelp = errors.New("help")

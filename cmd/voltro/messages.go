@@ -1,0 +1,115 @@
+package main
+
+// voltro messages: list persisted messages (dead letters first of all) and
+// replay a dead letter.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/store"
+)
+
+var version = engine.Version
+
+func runMessages(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || (args[0] != "list" && args[0] != "replay") {
+		fmt.Fprintln(stderr, "usage: voltro messages list [--state pending|claimed|processed|dead] [--type T] [--id ID] [--limit N] [--format json]")
+		fmt.Fprintln(stderr, "       voltro messages replay MESSAGE_ID")
+		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
+			return errHelp
+		}
+		return errUsage
+	}
+	if args[0] == "replay" {
+		fs := flags("messages replay", "messages replay MESSAGE_ID", stderr)
+		if err := parse(fs, args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 {
+			fs.Usage()
+			return errUsage
+		}
+		id, err := strconv.ParseInt(fs.Arg(0), 10, 64)
+		if err != nil {
+			return fmt.Errorf("message id %q is not a number", fs.Arg(0))
+		}
+		d, _, err := openStore(ctx, env, "")
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		if err := d.ReplayDead(ctx, id); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "message %d is pending again; its shard owner will deliver it\n", id)
+		return nil
+	}
+	fs := flags("messages list", "messages list [flags]", stderr)
+	state := fs.String("state", "", "only this state: pending, claimed, processed, dead")
+	typ := fs.String("type", "", "only this entity type")
+	id := fs.String("id", "", "only this entity id")
+	limit := fs.Int("limit", 100, "at most this many")
+	format := fs.String("format", "table", "table or json")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	switch store.MessageState(*state) {
+	case "", store.StatePending, store.StateClaimed, store.StateProcessed, store.StateDead:
+	default:
+		return fmt.Errorf("--state %q: use pending, claimed, processed or dead", *state)
+	}
+	d, _, err := openStore(ctx, env, "")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	ms, err := d.ListMessages(ctx, store.MessageFilter{State: store.MessageState(*state), EntityType: *typ, EntityID: *id, Limit: *limit})
+	if err != nil {
+		return err
+	}
+	if *format == "json" {
+		type row struct {
+			ID         int64     `json:"id"`
+			Shard      string    `json:"shard"`
+			EntityType string    `json:"entityType"`
+			EntityID   string    `json:"entityId"`
+			Tag        string    `json:"tag,omitempty"`
+			State      string    `json:"state"`
+			Attempts   int       `json:"attempts"`
+			LastError  string    `json:"lastError,omitempty"`
+			ClaimedBy  string    `json:"claimedBy,omitempty"`
+			DeliverAt  time.Time `json:"deliverAt"`
+			CreatedAt  time.Time `json:"createdAt"`
+		}
+		out := make([]row, 0, len(ms))
+		for _, m := range ms {
+			out = append(out, row{m.ID, m.Shard, m.EntityType, m.EntityID, m.Tag, string(m.State), m.Attempts, m.LastError, m.ClaimedBy, m.DeliverAt, m.CreatedAt})
+		}
+		return printJSON(stdout, out)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTYPE\tENTITY\tSHARD\tSTATE\tATTEMPTS\tLAST ERROR")
+	for _, m := range ms {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\n", m.ID, m.EntityType, m.EntityID, m.Shard, m.State, m.Attempts, firstLine(m.LastError, 80))
+	}
+	return tw.Flush()
+}
+
+func firstLine(s string, n int) string {
+	for i, c := range s {
+		if c == '\n' {
+			s = s[:i]
+			break
+		}
+	}
+	if len(s) > n {
+		return s[:n-1] + "…"
+	}
+	return s
+}

@@ -40,6 +40,9 @@ func Run(t *testing.T, factory Factory, opts Options) {
 	for _, mode := range opts.Modes {
 		t.Run("Locks/"+string(mode), func(t *testing.T) { testLocks(t, factory, opts, mode) })
 	}
+	for _, mode := range opts.Modes {
+		t.Run("Survey/"+string(mode), func(t *testing.T) { testSurvey(t, factory, opts, mode) })
+	}
 	t.Run("EnqueueDedupe", func(t *testing.T) { testEnqueueDedupe(t, factory(t)) })
 	t.Run("ClaimRules", func(t *testing.T) { testClaimRules(t, factory(t)) })
 	t.Run("ClaimConcurrent", func(t *testing.T) { testClaimConcurrent(t, factory, opts) })
@@ -635,5 +638,56 @@ func testDrainStats(t *testing.T, d store.Driver) {
 	}
 	if byType["ghost"].Pending != 1 || byType["order"].Pending != 1 || byType["ghost"].OldestDeliverable < time.Second {
 		t.Fatalf("type backlog: %+v", st.Types)
+	}
+}
+
+func testSurvey(t *testing.T, factory Factory, opts Options, mode store.LockMode) {
+	ctx := ctxT(t)
+	d := factory(t)
+	d2 := d
+	if opts.Reopen != nil {
+		d2 = opts.Reopen(t)
+	}
+	a := locker(t, d, mode, "a:1")
+	b := locker(t, d2, mode, "b:1")
+	sv, ok := b.(store.ShardSurveyor)
+	if !ok {
+		t.Skip("this store's locker does not survey; runners fall back to the ledger and heartbeats")
+	}
+	ttl := 2 * time.Second
+	e1, _, err := a.Acquire(ctx, "default/1", ttl)
+	check(t, err)
+	_, _, err = a.Acquire(ctx, "default/2", ttl)
+	check(t, err)
+	survey := func() map[string]store.ShardState {
+		t.Helper()
+		st := must(sv.Survey(ctx, []string{"default/1", "default/2", "default/3"}))(t)
+		if len(st) != 3 {
+			t.Fatalf("survey returned %d rows for 3 shards", len(st))
+		}
+		out := map[string]store.ShardState{}
+		for _, s := range st {
+			out[s.Shard] = s
+		}
+		return out
+	}
+	got := survey()
+	if got["default/1"].Free || got["default/1"].Owner != "a:1" || got["default/1"].Epoch != e1 || got["default/2"].Free {
+		t.Fatalf("held shards must show their owner and not be free: %+v", got)
+	}
+	if !got["default/3"].Free || got["default/3"].Owner != "" {
+		t.Fatalf("an untouched shard is free with no owner: %+v", got["default/3"])
+	}
+	check(t, a.Release(ctx, "default/1", e1))
+	got = survey()
+	if !got["default/1"].Free || got["default/1"].Owner != "" {
+		t.Fatalf("a released shard is free with no owner: %+v", got["default/1"])
+	}
+	if mode == store.LockRow {
+		time.Sleep(ttl + 300*time.Millisecond)
+		got = survey()
+		if !got["default/2"].Free || got["default/2"].Owner != "a:1" {
+			t.Fatalf("an expired lease is free and still names its owner: %+v", got["default/2"])
+		}
 	}
 }

@@ -143,6 +143,9 @@ func (s *Scheduler) awaitTurn(ctx context.Context, j *job) bool {
 	poll := time.NewTicker(s.cfg.QueuePoll)
 	defer poll.Stop()
 	for {
+		if ctx.Err() != nil {
+			return false
+		}
 		e.mu.Lock()
 		localBusy := e.inflight > 0
 		e.mu.Unlock()

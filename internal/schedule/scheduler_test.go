@@ -315,7 +315,9 @@ func TestFailuresAndShutdownAreRecorded(t *testing.T) {
 	}
 	check("fails", func(r Run) bool { return r.Status == StatusFailed && r.Error == "disk full" })
 	check("panics", func(r Run) bool { return r.Status == StatusFailed && strings.Contains(r.Error, "oh no") })
-	check("slow", func(r Run) bool { return r.Status == StatusFailed && strings.Contains(r.Error, "context canceled") && !r.Finished.IsZero() })
+	check("slow", func(r Run) bool {
+		return r.Status == StatusFailed && strings.Contains(r.Error, "context canceled") && !r.Finished.IsZero()
+	})
 	var cancelled bool
 	for _, r := range runsOf(t, st, "slow") {
 		cancelled = cancelled || (r.Outcome == OutcomeQueued && r.Status == StatusCancelled)

@@ -135,9 +135,6 @@ func (s *Store) finish(ctx context.Context, id int64, f store.Fence, state store
 		args = append(args, *lastError)
 	}
 	args = append(args, id, f.Owner, f.Epoch, f.Owner, f.Epoch)
-	if payload == nil && state == store.StateProcessed {
-		payload = []byte{}
-	}
 	err := s.inTx(ctx, nil, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE voltro_messages m JOIN voltro_shard_locks l ON l.shard = m.shard
 			SET `+set+` WHERE m.id = ? AND m.state = 'claimed' AND m.claimed_by = ? AND m.claim_epoch = ?

@@ -52,11 +52,7 @@ func (s *Store) Enqueue(ctx context.Context, m *store.Message, claim *store.Enqu
 	} else if m.Delay > 0 {
 		delay = micros(m.Delay)
 	}
-	payload := m.Payload
-	if payload == nil {
-		payload = []byte{}
-	}
-	args := []any{m.Shard, m.EntityType, m.EntityID, m.Tag, payload, headers, dkey, dfull, m.ReplyTo}
+	args := []any{m.Shard, m.EntityType, m.EntityID, m.Tag, m.Payload, headers, dkey, dfull, m.ReplyTo}
 	query := enqueuePlain
 	if claim != nil {
 		query = enqueueClaimed

@@ -1,0 +1,93 @@
+// Benchmarks: the database's own commit rate (the physical limit) next to a
+// message round trip through the store (enqueue claimed + complete).
+package mysql_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/voltro/voltro/internal/store"
+)
+
+// parallel runs op b.N times spread over n goroutines and reports ops/s.
+func parallel(b *testing.B, n int, op func(ctx context.Context, g int) error) {
+	ctx := context.Background()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var once sync.Once
+	b.ResetTimer()
+	for g := 0; g < n; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				if err := op(ctx, g); err != nil {
+					once.Do(func() { b.Error(err) })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
+
+// BenchmarkCommitRate is a loop of single-row autocommit INSERTs on the
+// store's pool: one commit each.
+func BenchmarkCommitRate(b *testing.B) {
+	s, _ := fresh(b, "mybench_commit", quiet)
+	if _, err := s.DB().Exec("CREATE TABLE bench_commit (id BIGINT AUTO_INCREMENT PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB"); err != nil {
+		b.Fatal(err)
+	}
+	for _, conns := range []int{1, 8} {
+		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
+			parallel(b, conns, func(ctx context.Context, g int) error {
+				_, err := s.DB().ExecContext(ctx, "INSERT INTO bench_commit (v) VALUES (?)", g)
+				return err
+			})
+		})
+	}
+}
+
+// BenchmarkRoundTrip is one message through the store as a shard owner sends
+// it: Enqueue claimed at insert, then Complete with a reply (two commits).
+func BenchmarkRoundTrip(b *testing.B) {
+	ctx := context.Background()
+	s, _ := fresh(b, "mybench_rt", quiet)
+	l, err := s.NewLocker(ctx, store.LockAdvisory, "bench:1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	epochs := map[string]int64{}
+	for i := 0; i < 8; i++ {
+		sh := fmt.Sprintf("default/%d", i)
+		e, ok, err := l.Acquire(ctx, sh, time.Minute)
+		if err != nil || !ok {
+			b.Fatalf("acquire %s: %v %v", sh, ok, err)
+		}
+		epochs[sh] = e
+	}
+	payload := []byte(`{"step":1,"input":41}`)
+	for _, gs := range []int{1, 8} {
+		b.Run(fmt.Sprintf("goroutines=%d", gs), func(b *testing.B) {
+			parallel(b, gs, func(ctx context.Context, g int) error {
+				sh := fmt.Sprintf("default/%d", g)
+				m := &store.Message{Shard: sh, EntityType: "workflow/bench", EntityID: "x", Tag: "run", Payload: payload}
+				r, err := s.Enqueue(ctx, m, &store.EnqueueClaim{Owner: "bench:1", Epoch: epochs[sh], ClaimTTL: time.Minute})
+				if err != nil {
+					return err
+				}
+				if r.ClaimedEpoch == 0 {
+					return fmt.Errorf("message %d was not claimed at insert", r.ID)
+				}
+				return s.Complete(ctx, store.Completion{MessageID: r.ID, Shard: sh, Fence: store.Fence{Owner: "bench:1", Epoch: r.ClaimedEpoch}, Payload: []byte("42")})
+			})
+		})
+	}
+}

@@ -254,8 +254,11 @@ func (c *GaleraCluster) Kill(i int) error {
 
 // Restart starts a stopped or killed node i again: it recovers the node's
 // last committed position with --wsrep-recover and passes it as
-// --wsrep-start-position, so the node rejoins by IST. It returns once the
-// node is Synced and sees every running node.
+// --wsrep-start-position, so the node rejoins by IST (3-5 s). Galera falls
+// back to a full rsync SST, which is slower but as correct, when the
+// recovered position is behind what the node had received, e.g. when it
+// was killed right after DDL. It returns once the node is Synced and sees
+// every running node.
 func (c *GaleraCluster) Restart(ctx context.Context, i int) error {
 	c.mu.Lock()
 	n := c.nodes[i]

@@ -28,6 +28,7 @@ type Store struct {
 	replies  map[int64]*store.Reply
 	nextID   int64
 	closed   bool
+	wfs      *wfState
 }
 
 type lockRow struct {

@@ -11,3 +11,7 @@ import (
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Driver { return memory.New() }, storetest.Options{})
 }
+
+func TestWorkflowConformance(t *testing.T) {
+	storetest.RunWorkflows(t, func(t *testing.T) store.Driver { return memory.New() })
+}

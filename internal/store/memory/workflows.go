@@ -1,0 +1,281 @@
+package memory
+
+// Workflow runs, journal, signals and introspection in memory.
+
+import (
+	"context"
+	"slices"
+	"sort"
+
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+)
+
+type wfState struct {
+	execs    map[string]*store.Execution
+	starts   map[string]store.StartContext
+	journal  map[string]map[int]store.JournalEntry
+	signals  map[string]map[string]store.Signal
+	runs     map[string]store.RunRecord
+	steps    map[string][]store.StepRecord
+	events   map[string][]store.EventRecord
+	sequence []string // execution ids in creation order
+}
+
+var (
+	_ store.WorkflowStore         = (*Store)(nil)
+	_ store.WorkflowIntrospection = (*Store)(nil)
+)
+
+func (s *Store) wf() *wfState {
+	if s.wfs == nil {
+		s.wfs = &wfState{
+			execs: map[string]*store.Execution{}, starts: map[string]store.StartContext{},
+			journal: map[string]map[int]store.JournalEntry{}, signals: map[string]map[string]store.Signal{},
+			runs: map[string]store.RunRecord{}, steps: map[string][]store.StepRecord{}, events: map[string][]store.EventRecord{},
+		}
+	}
+	return s.wfs
+}
+
+func copyExec(x *store.Execution) store.Execution {
+	c := *x
+	c.Input, c.Output, c.Error = slices.Clone(x.Input), slices.Clone(x.Output), slices.Clone(x.Error)
+	return c
+}
+
+func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.StartContext, start *store.Message, claim *store.EnqueueClaim) (store.Execution, bool, store.EnqueueResult, error) {
+	s.mu.Lock()
+	w := s.wf()
+	if old := w.execs[x.ID]; old != nil {
+		c := copyExec(old)
+		s.mu.Unlock()
+		return c, true, store.EnqueueResult{}, nil
+	}
+	now := s.now()
+	c := x
+	c.Input = slices.Clone(x.Input)
+	c.Status = store.ExecRunning
+	c.CreatedAt, c.UpdatedAt = now, now
+	w.execs[x.ID] = &c
+	w.sequence = append(w.sequence, x.ID)
+	sc.ExecutionID = x.ID
+	w.starts[x.ID] = sc
+	s.mu.Unlock()
+	// The memory store's mutex is not reentrant; enqueue under its own lock.
+	// Nothing can observe the gap: the message is what runs the execution.
+	res, err := s.Enqueue(ctx, start, claim)
+	return copyExec(&c), false, res, err
+}
+
+func (s *Store) GetExecution(_ context.Context, id string) (store.Execution, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	x := s.wf().execs[id]
+	if x == nil {
+		return store.Execution{}, errs.New(errs.CodeNotFound, "no workflow execution %q", id)
+	}
+	return copyExec(x), nil
+}
+
+func (s *Store) GetStartContext(_ context.Context, id string) (store.StartContext, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sc, ok := s.wf().starts[id]
+	if !ok {
+		return sc, errs.New(errs.CodeNotFound, "no start context for %q", id)
+	}
+	return sc, nil
+}
+
+func (s *Store) ListExecutions(_ context.Context, f store.ExecutionFilter) ([]store.Execution, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.wf()
+	var out []store.Execution
+	for i := len(w.sequence) - 1; i >= 0; i-- {
+		x := w.execs[w.sequence[i]]
+		if (f.Status != "" && x.Status != f.Status) || (f.Name != "" && x.Name != f.Name) || (f.ParentID != "" && x.ParentID != f.ParentID) {
+			continue
+		}
+		out = append(out, copyExec(x))
+		if f.Limit > 0 && len(out) >= f.Limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) Journal(_ context.Context, id string) ([]store.JournalEntry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []store.JournalEntry
+	for _, e := range s.wf().journal[id] {
+		c := e
+		c.Result, c.Error = slices.Clone(e.Result), slices.Clone(e.Error)
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, nil
+}
+
+func (s *Store) AppendJournal(_ context.Context, shard string, f store.Fence, e store.JournalEntry) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ownsLocked(shard, f.Owner, f.Epoch) {
+		return errs.New(errs.CodeFenced, "journal write for %s: shard %s is not held at epoch %d", e.ExecutionID, shard, f.Epoch)
+	}
+	w := s.wf()
+	j := w.journal[e.ExecutionID]
+	if j == nil {
+		j = map[int]store.JournalEntry{}
+		w.journal[e.ExecutionID] = j
+	}
+	if _, ok := j[e.Seq]; ok {
+		return errs.New(errs.CodeAlreadyExists, "journal entry %s#%d exists", e.ExecutionID, e.Seq)
+	}
+	c := e
+	c.Result, c.Error = slices.Clone(e.Result), slices.Clone(e.Error)
+	if c.FinishedAt.IsZero() {
+		c.FinishedAt = s.now()
+	}
+	j[e.Seq] = c
+	return nil
+}
+
+func (s *Store) UpdateExecution(_ context.Context, u store.ExecutionUpdate) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ownsLocked(u.Shard, u.Fence.Owner, u.Fence.Epoch) {
+		return errs.New(errs.CodeFenced, "update of %s: shard %s is not held at epoch %d", u.ID, u.Shard, u.Fence.Epoch)
+	}
+	x := s.wf().execs[u.ID]
+	if x == nil {
+		return errs.New(errs.CodeNotFound, "no workflow execution %q", u.ID)
+	}
+	if x.Status.Terminal() {
+		return errs.New(errs.CodeAlreadyExists, "workflow execution %q is already %s", u.ID, x.Status)
+	}
+	now := s.now()
+	x.Status, x.WaitingOn, x.UpdatedAt = u.Status, u.WaitingOn, now
+	if u.Runner != "" {
+		x.Runner = u.Runner
+	}
+	if u.Status.Terminal() {
+		x.Output, x.Error, x.FinishedAt = slices.Clone(u.Output), slices.Clone(u.Error), now
+	}
+	return nil
+}
+
+func (s *Store) SendSignal(ctx context.Context, sig store.Signal, wake *store.Message) (bool, error) {
+	s.mu.Lock()
+	w := s.wf()
+	if w.execs[sig.ExecutionID] == nil {
+		s.mu.Unlock()
+		return false, errs.New(errs.CodeNotFound, "no workflow execution %q", sig.ExecutionID)
+	}
+	m := w.signals[sig.ExecutionID]
+	if m == nil {
+		m = map[string]store.Signal{}
+		w.signals[sig.ExecutionID] = m
+	}
+	if _, ok := m[sig.Name]; ok {
+		s.mu.Unlock()
+		return false, nil
+	}
+	sig.Payload = slices.Clone(sig.Payload)
+	sig.CreatedAt = s.now()
+	m[sig.Name] = sig
+	s.mu.Unlock()
+	_, err := s.Enqueue(ctx, wake, nil)
+	return true, err
+}
+
+func (s *Store) GetSignal(_ context.Context, id, name string) (*store.Signal, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sig, ok := s.wf().signals[id][name]
+	if !ok {
+		return nil, nil
+	}
+	sig.Payload = slices.Clone(sig.Payload)
+	return &sig, nil
+}
+
+func (s *Store) RequestCancel(ctx context.Context, id string, wake *store.Message) (bool, error) {
+	s.mu.Lock()
+	x := s.wf().execs[id]
+	if x == nil {
+		s.mu.Unlock()
+		return false, errs.New(errs.CodeNotFound, "no workflow execution %q", id)
+	}
+	if x.Status.Terminal() {
+		s.mu.Unlock()
+		return false, nil
+	}
+	x.CancelRequested = true
+	s.mu.Unlock()
+	_, err := s.Enqueue(ctx, wake, nil)
+	return true, err
+}
+
+func (s *Store) RecordRun(_ context.Context, r store.RunRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.wf()
+	if old, ok := w.runs[r.ExecutionID]; ok && r.StartedAt.IsZero() {
+		r.StartedAt = old.StartedAt
+	}
+	w.runs[r.ExecutionID] = r
+	return nil
+}
+
+func (s *Store) RecordStep(_ context.Context, r store.StepRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.wf()
+	steps := w.steps[r.ExecutionID]
+	for i, old := range steps {
+		if old.Seq == r.Seq && old.Attempt == r.Attempt {
+			if r.StartedAt.IsZero() {
+				r.StartedAt = old.StartedAt
+			}
+			steps[i] = r
+			return nil
+		}
+	}
+	w.steps[r.ExecutionID] = append(steps, r)
+	return nil
+}
+
+func (s *Store) RecordEvent(_ context.Context, e store.EventRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.wf()
+	if e.At.IsZero() {
+		e.At = s.now()
+	}
+	w.events[e.ExecutionID] = append(w.events[e.ExecutionID], e)
+	return nil
+}
+
+func (s *Store) RunSteps(_ context.Context, id string) ([]store.StepRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Clone(s.wf().steps[id])
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Seq != out[j].Seq {
+			return out[i].Seq < out[j].Seq
+		}
+		return out[i].Attempt < out[j].Attempt
+	})
+	return out, nil
+}
+
+func (s *Store) RunEvents(_ context.Context, id string) ([]store.EventRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Clone(s.wf().events[id])
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out, nil
+}

@@ -1,0 +1,247 @@
+package storetest
+
+// The workflow part of the conformance suite: executions, journal, signals,
+// cancellation and the introspection tables.
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// RunWorkflows runs the workflow suite. The factory's stores must implement
+// store.WorkflowStore and store.WorkflowIntrospection.
+func RunWorkflows(t *testing.T, factory Factory) {
+	get := func(t *testing.T) (store.Driver, store.WorkflowStore, store.WorkflowIntrospection) {
+		d := factory(t)
+		w, ok := d.(store.WorkflowStore)
+		if !ok {
+			t.Fatalf("%T does not implement store.WorkflowStore", d)
+		}
+		in, ok := d.(store.WorkflowIntrospection)
+		if !ok {
+			t.Fatalf("%T does not implement store.WorkflowIntrospection", d)
+		}
+		return d, w, in
+	}
+	t.Run("StartIdempotent", func(t *testing.T) { d, w, _ := get(t); testStartExecution(t, d, w) })
+	t.Run("JournalFenced", func(t *testing.T) { d, w, _ := get(t); testJournal(t, d, w) })
+	t.Run("UpdateAndList", func(t *testing.T) { d, w, _ := get(t); testUpdateExecution(t, d, w) })
+	t.Run("Signals", func(t *testing.T) { d, w, _ := get(t); testSignals(t, d, w) })
+	t.Run("Cancel", func(t *testing.T) { d, w, _ := get(t); testCancel(t, d, w) })
+	t.Run("Introspection", func(t *testing.T) { _, _, in := get(t); testIntrospection(t, in) })
+}
+
+func startMsg(id string) *store.Message {
+	return &store.Message{Shard: "default/1", EntityType: "workflow/order", EntityID: id, Tag: "start", Payload: []byte(`{}`), DedupeKey: "wf-start:" + id}
+}
+
+func newExec(id string) store.Execution {
+	return store.Execution{ID: id, Name: "order", Shard: "default/1", Key: "k-" + id, Input: []byte(`{"n":1}`), ParentID: "", ParentClose: "terminate"}
+}
+
+func testStartExecution(t *testing.T, d store.Driver, w store.WorkflowStore) {
+	ctx := ctxT(t)
+	sc := store.StartContext{Subject: "user:7", Trace: "00-abc-def-01", Source: "api", ParentID: "p1", ParentClose: "abandon"}
+	x, existing, res, err := w.StartExecution(ctx, newExec("wf1"), sc, startMsg("wf1"), nil)
+	check(t, err)
+	if existing || x.Status != store.ExecRunning || x.CreatedAt.IsZero() || res.ID <= 0 || res.Duplicate {
+		t.Fatalf("first start: %+v existing=%v res=%+v", x, existing, res)
+	}
+	x2, existing, _, err := w.StartExecution(ctx, store.Execution{ID: "wf1", Name: "order", Shard: "default/1", Input: []byte(`{"n":2}`)}, store.StartContext{}, startMsg("wf1"), nil)
+	check(t, err)
+	if !existing || string(x2.Input) != `{"n":1}` || x2.Key != "k-wf1" {
+		t.Fatalf("second start must return the stored run: %+v existing=%v", x2, existing)
+	}
+	msgs := must(d.ListMessages(ctx, store.MessageFilter{EntityType: "workflow/order"}))(t)
+	if len(msgs) != 1 || msgs[0].EntityID != "wf1" || msgs[0].Tag != "start" {
+		t.Fatalf("exactly one start message: %+v", msgs)
+	}
+	got := must(w.GetStartContext(ctx, "wf1"))(t)
+	if got.ExecutionID != "wf1" || got.Subject != "user:7" || got.Trace != "00-abc-def-01" || got.Source != "api" || got.ParentID != "p1" || got.ParentClose != "abandon" {
+		t.Fatalf("start context: %+v", got)
+	}
+	g := must(w.GetExecution(ctx, "wf1"))(t)
+	if g.Name != "order" || g.Shard != "default/1" || g.ParentClose != "terminate" || string(g.Input) != `{"n":1}` {
+		t.Fatalf("get: %+v", g)
+	}
+	if _, err := w.GetExecution(ctx, "nope"); !errors.Is(err, errs.ErrNotFound) {
+		t.Fatalf("missing run: %v", err)
+	}
+	// claim at insert for the owner
+	_, e := own(t, d, "me:1", "default/1")
+	_, _, res, err = w.StartExecution(ctx, newExec("wf2"), store.StartContext{}, startMsg("wf2"), &store.EnqueueClaim{Owner: "me:1", Epoch: e, ClaimTTL: time.Minute})
+	check(t, err)
+	if res.ClaimedEpoch != e {
+		t.Fatalf("start by the owner must come back claimed: %+v", res)
+	}
+}
+
+func testJournal(t *testing.T, d store.Driver, w store.WorkflowStore) {
+	ctx := ctxT(t)
+	_, _, _, err := w.StartExecution(ctx, newExec("wf1"), store.StartContext{}, startMsg("wf1"), nil)
+	check(t, err)
+	entry := func(seq int, name string) store.JournalEntry {
+		return store.JournalEntry{ExecutionID: "wf1", Seq: seq, Kind: store.JournalStep, Name: name, Result: []byte(fmt.Sprintf(`%d`, seq)), Attempts: 2, Runner: "me:1", StartedAt: time.Now()}
+	}
+	if err := w.AppendJournal(ctx, "default/1", store.Fence{Owner: "me:1", Epoch: 1}, entry(0, "a")); !errors.Is(err, errs.ErrFenced) {
+		t.Fatalf("journal write without the shard: %v", err)
+	}
+	_, e := own(t, d, "me:1", "default/1")
+	f := store.Fence{Owner: "me:1", Epoch: e}
+	check(t, w.AppendJournal(ctx, "default/1", f, entry(1, "b")))
+	check(t, w.AppendJournal(ctx, "default/1", f, entry(0, "a")))
+	bad := entry(1, "b")
+	bad.Result = []byte(`"second"`)
+	if err := w.AppendJournal(ctx, "default/1", f, bad); !errors.Is(err, errs.ErrAlreadyExists) {
+		t.Fatalf("a journal entry is written once: %v", err)
+	}
+	failed := store.JournalEntry{ExecutionID: "wf1", Seq: 2, Kind: store.JournalSignal, Name: "approve", Error: errs.Encode(errs.New(errs.CodeDeadline, "timed out"))}
+	check(t, w.AppendJournal(ctx, "default/1", f, failed))
+	j := must(w.Journal(ctx, "wf1"))(t)
+	if len(j) != 3 || j[0].Name != "a" || j[1].Name != "b" || string(j[1].Result) != "1" || j[1].Attempts != 2 || j[1].Runner != "me:1" || j[2].Kind != store.JournalSignal {
+		t.Fatalf("journal: %+v", j)
+	}
+	if !errors.Is(errs.Decode(j[2].Error), errs.ErrDeadline) || j[1].FinishedAt.IsZero() || j[1].StartedAt.IsZero() {
+		t.Fatalf("journal entry fields: %+v", j[2])
+	}
+}
+
+func testUpdateExecution(t *testing.T, d store.Driver, w store.WorkflowStore) {
+	ctx := ctxT(t)
+	for i := 0; i < 3; i++ {
+		_, _, _, err := w.StartExecution(ctx, newExec(fmt.Sprint("wf", i)), store.StartContext{}, startMsg(fmt.Sprint("wf", i)), nil)
+		check(t, err)
+		time.Sleep(5 * time.Millisecond)
+	}
+	u := store.ExecutionUpdate{ID: "wf0", Shard: "default/1", Fence: store.Fence{Owner: "me:1", Epoch: 7}, Status: store.ExecSuspended, WaitingOn: "sleep 1"}
+	if err := w.UpdateExecution(ctx, u); !errors.Is(err, errs.ErrFenced) {
+		t.Fatalf("update without the shard: %v", err)
+	}
+	_, e := own(t, d, "me:1", "default/1")
+	u.Fence.Epoch = e
+	u.Runner = "me:1"
+	check(t, w.UpdateExecution(ctx, u))
+	x := must(w.GetExecution(ctx, "wf0"))(t)
+	if x.Status != store.ExecSuspended || x.WaitingOn != "sleep 1" || x.Runner != "me:1" {
+		t.Fatalf("suspended: %+v", x)
+	}
+	check(t, w.UpdateExecution(ctx, store.ExecutionUpdate{ID: "wf0", Shard: "default/1", Fence: u.Fence, Status: store.ExecCompleted, Output: []byte(`{"ok":true}`)}))
+	x = must(w.GetExecution(ctx, "wf0"))(t)
+	if x.Status != store.ExecCompleted || string(x.Output) != `{"ok":true}` || x.FinishedAt.IsZero() || x.WaitingOn != "" {
+		t.Fatalf("completed: %+v", x)
+	}
+	if err := w.UpdateExecution(ctx, store.ExecutionUpdate{ID: "wf0", Shard: "default/1", Fence: u.Fence, Status: store.ExecFailed}); !errors.Is(err, errs.ErrAlreadyExists) {
+		t.Fatalf("a terminal run never changes: %v", err)
+	}
+	failErr := errs.Encode(errs.New(errs.CodeHandler, "boom"))
+	check(t, w.UpdateExecution(ctx, store.ExecutionUpdate{ID: "wf1", Shard: "default/1", Fence: u.Fence, Status: store.ExecFailed, Error: failErr}))
+	all := must(w.ListExecutions(ctx, store.ExecutionFilter{}))(t)
+	if len(all) != 3 || all[0].ID != "wf2" || all[2].ID != "wf0" {
+		t.Fatalf("list newest first: %+v", all)
+	}
+	running := must(w.ListExecutions(ctx, store.ExecutionFilter{Status: store.ExecRunning}))(t)
+	if len(running) != 1 || running[0].ID != "wf2" {
+		t.Fatalf("list by status: %+v", running)
+	}
+	failed := must(w.ListExecutions(ctx, store.ExecutionFilter{Status: store.ExecFailed, Name: "order", Limit: 5}))(t)
+	if len(failed) != 1 || !errors.Is(errs.Decode(failed[0].Error), errs.ErrHandler) {
+		t.Fatalf("failed run: %+v", failed)
+	}
+	if l := must(w.ListExecutions(ctx, store.ExecutionFilter{Limit: 2}))(t); len(l) != 2 {
+		t.Fatalf("limit: %d", len(l))
+	}
+	child := newExec("child")
+	child.ParentID = "wf2"
+	_, _, _, err := w.StartExecution(ctx, child, store.StartContext{ParentID: "wf2"}, startMsg("child"), nil)
+	check(t, err)
+	if l := must(w.ListExecutions(ctx, store.ExecutionFilter{ParentID: "wf2"}))(t); len(l) != 1 || l[0].ID != "child" {
+		t.Fatalf("list children: %+v", l)
+	}
+}
+
+func testSignals(t *testing.T, d store.Driver, w store.WorkflowStore) {
+	ctx := ctxT(t)
+	_, _, _, err := w.StartExecution(ctx, newExec("wf1"), store.StartContext{}, startMsg("wf1"), nil)
+	check(t, err)
+	wake := func() *store.Message {
+		return &store.Message{Shard: "default/1", EntityType: "workflow/order", EntityID: "wf1", Tag: "signal"}
+	}
+	ok, err := w.SendSignal(ctx, store.Signal{ExecutionID: "wf1", Name: "approve", Payload: []byte(`"yes"`)}, wake())
+	check(t, err)
+	if !ok {
+		t.Fatal("first signal must be stored")
+	}
+	ok, err = w.SendSignal(ctx, store.Signal{ExecutionID: "wf1", Name: "approve", Payload: []byte(`"no"`)}, wake())
+	check(t, err)
+	if ok {
+		t.Fatal("the first writer of a signal name wins")
+	}
+	sig := must(w.GetSignal(ctx, "wf1", "approve"))(t)
+	if sig == nil || string(sig.Payload) != `"yes"` || sig.CreatedAt.IsZero() {
+		t.Fatalf("signal: %+v", sig)
+	}
+	if s := must(w.GetSignal(ctx, "wf1", "other"))(t); s != nil {
+		t.Fatalf("no such signal: %+v", s)
+	}
+	msgs := must(d.ListMessages(ctx, store.MessageFilter{EntityType: "workflow/order"}))(t)
+	wakes := 0
+	for _, m := range msgs {
+		if m.Tag == "signal" {
+			wakes++
+		}
+	}
+	if wakes != 1 {
+		t.Fatalf("one wake for the stored signal, none for the loser: %d", wakes)
+	}
+	if _, err := w.SendSignal(ctx, store.Signal{ExecutionID: "nope", Name: "x"}, wake()); !errors.Is(err, errs.ErrNotFound) {
+		t.Fatalf("signal to an unknown run: %v", err)
+	}
+}
+
+func testCancel(t *testing.T, d store.Driver, w store.WorkflowStore) {
+	ctx := ctxT(t)
+	_, _, _, err := w.StartExecution(ctx, newExec("wf1"), store.StartContext{}, startMsg("wf1"), nil)
+	check(t, err)
+	wake := &store.Message{Shard: "default/1", EntityType: "workflow/order", EntityID: "wf1", Tag: "cancel"}
+	ok, err := w.RequestCancel(ctx, "wf1", wake)
+	check(t, err)
+	if !ok || !must(w.GetExecution(ctx, "wf1"))(t).CancelRequested {
+		t.Fatal("cancel must be recorded")
+	}
+	_, e := own(t, d, "me:1", "default/1")
+	check(t, w.UpdateExecution(ctx, store.ExecutionUpdate{ID: "wf1", Shard: "default/1", Fence: store.Fence{Owner: "me:1", Epoch: e}, Status: store.ExecCancelled}))
+	ok, err = w.RequestCancel(ctx, "wf1", wake)
+	check(t, err)
+	if ok {
+		t.Fatal("cancelling a finished run does nothing")
+	}
+	if _, err := w.RequestCancel(ctx, "nope", wake); !errors.Is(err, errs.ErrNotFound) {
+		t.Fatalf("cancel of an unknown run: %v", err)
+	}
+}
+
+func testIntrospection(t *testing.T, in store.WorkflowIntrospection) {
+	ctx := ctxT(t)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	check(t, in.RecordRun(ctx, store.RunRecord{ExecutionID: "wf1", Name: "order", Status: store.ExecRunning, ReplicaID: "pod-a", Runner: "a:1", StartedAt: now, UpdatedAt: now}))
+	check(t, in.RecordRun(ctx, store.RunRecord{ExecutionID: "wf1", Name: "order", Status: store.ExecCompleted, ReplicaID: "pod-b", Runner: "b:1", UpdatedAt: now, FinishedAt: now}))
+	check(t, in.RecordStep(ctx, store.StepRecord{ExecutionID: "wf1", Seq: 1, Name: "b", Kind: store.JournalStep, Attempt: 1, Status: "running", Runner: "a:1", ReplicaID: "pod-a", StartedAt: now}))
+	check(t, in.RecordStep(ctx, store.StepRecord{ExecutionID: "wf1", Seq: 1, Name: "b", Kind: store.JournalStep, Attempt: 1, Status: "failed", Runner: "a:1", ReplicaID: "pod-a", Error: "x", FinishedAt: now}))
+	check(t, in.RecordStep(ctx, store.StepRecord{ExecutionID: "wf1", Seq: 1, Name: "b", Kind: store.JournalStep, Attempt: 2, Status: "completed", Runner: "b:1", ReplicaID: "pod-b", StartedAt: now, FinishedAt: now}))
+	check(t, in.RecordStep(ctx, store.StepRecord{ExecutionID: "wf1", Seq: 0, Name: "a", Kind: store.JournalStep, Attempt: 1, Status: "completed", Runner: "a:1", StartedAt: now, FinishedAt: now}))
+	steps := must(in.RunSteps(ctx, "wf1"))(t)
+	if len(steps) != 3 || steps[0].Name != "a" || steps[1].Attempt != 1 || steps[1].Status != "failed" || steps[1].StartedAt.IsZero() || steps[2].Runner != "b:1" {
+		t.Fatalf("steps: %+v", steps)
+	}
+	check(t, in.RecordEvent(ctx, store.EventRecord{ExecutionID: "wf1", At: now, Kind: "started", ReplicaID: "pod-a"}))
+	check(t, in.RecordEvent(ctx, store.EventRecord{ExecutionID: "wf1", At: now.Add(time.Second), Kind: "completed", Detail: "ok", ReplicaID: "pod-b"}))
+	ev := must(in.RunEvents(ctx, "wf1"))(t)
+	if len(ev) != 2 || ev[0].Kind != "started" || ev[1].Detail != "ok" {
+		t.Fatalf("events: %+v", ev)
+	}
+}

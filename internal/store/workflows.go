@@ -1,0 +1,186 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// ExecStatus is a workflow execution's state.
+type ExecStatus string
+
+const (
+	ExecRunning   ExecStatus = "running"   // runnable: started or resumed, not waiting
+	ExecSuspended ExecStatus = "suspended" // waiting on a timer, a signal or a child; unloaded
+	ExecCompleted ExecStatus = "completed"
+	ExecFailed    ExecStatus = "failed"
+	ExecCancelled ExecStatus = "cancelled"
+)
+
+// Terminal reports whether s is final.
+func (s ExecStatus) Terminal() bool {
+	return s == ExecCompleted || s == ExecFailed || s == ExecCancelled
+}
+
+// Execution is one workflow run.
+type Execution struct {
+	ID              string
+	Name            string
+	Shard           string
+	Key             string // idempotency key, "" if none
+	Status          ExecStatus
+	Input           []byte
+	Output          []byte
+	Error           []byte // errs.Encode of the failure
+	ParentID        string
+	ParentClose     string // terminate | request-cancel | abandon
+	CancelRequested bool
+	WaitingOn       string // what a suspended run waits for ("sleep 3", "signal approve", "child 2")
+	Runner          string // last runner that ran it
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	FinishedAt      time.Time
+}
+
+// StartContext is the durable context a run starts with, loaded by
+// whichever runner executes it first.
+type StartContext struct {
+	ExecutionID string
+	Subject     string // who started it
+	Trace       string // W3C traceparent
+	Source      string // api, cli, schedule, child …
+	ParentID    string
+	ParentClose string
+}
+
+// JournalKind is what one journal entry records.
+type JournalKind string
+
+const (
+	JournalStep   JournalKind = "step"
+	JournalSleep  JournalKind = "sleep"
+	JournalSignal JournalKind = "signal"
+	JournalChild  JournalKind = "child"
+)
+
+// JournalEntry is one completed operation of a run, by sequence number.
+type JournalEntry struct {
+	ExecutionID string
+	Seq         int
+	Kind        JournalKind
+	Name        string
+	Result      []byte
+	Error       []byte // errs.Encode; the operation failed for good
+	Attempts    int
+	Runner      string
+	StartedAt   time.Time
+	FinishedAt  time.Time
+}
+
+// ExecutionUpdate changes a run's state, fenced by its shard's epoch.
+type ExecutionUpdate struct {
+	ID        string
+	Shard     string
+	Fence     Fence
+	Status    ExecStatus
+	Output    []byte
+	Error     []byte
+	WaitingOn string
+	Runner    string
+}
+
+// ExecutionFilter selects runs for listings.
+type ExecutionFilter struct {
+	Status   ExecStatus
+	Name     string
+	ParentID string
+	Limit    int
+}
+
+// Signal is a named message to a run; the first one of a name wins.
+type Signal struct {
+	ExecutionID string
+	Name        string
+	Payload     []byte
+	CreatedAt   time.Time
+}
+
+// WorkflowStore keeps workflow runs durable. Drivers implement it next to
+// Driver; the workflow conformance suite pins its semantics.
+type WorkflowStore interface {
+	// StartExecution inserts x (and its start context) and enqueues start,
+	// atomically. If an execution with x.ID exists, nothing is written and
+	// existing=true with the stored row. claim works as in Enqueue.
+	StartExecution(ctx context.Context, x Execution, sc StartContext, start *Message, claim *EnqueueClaim) (stored Execution, existing bool, res EnqueueResult, err error)
+	GetExecution(ctx context.Context, id string) (Execution, error)
+	GetStartContext(ctx context.Context, id string) (StartContext, error)
+	// ListExecutions returns runs newest first.
+	ListExecutions(ctx context.Context, f ExecutionFilter) ([]Execution, error)
+	// Journal returns a run's entries ordered by Seq.
+	Journal(ctx context.Context, id string) ([]JournalEntry, error)
+	// AppendJournal records one finished operation, fenced: only while the
+	// shard's lock row names f.Owner at f.Epoch (errs.ErrFenced otherwise).
+	// An entry already at (id, seq) is kept and errs.ErrAlreadyExists returned.
+	AppendJournal(ctx context.Context, shard string, f Fence, e JournalEntry) error
+	// UpdateExecution sets status (and output, error, waiting-on, runner)
+	// fenced like AppendJournal. A terminal run is never changed again
+	// (errs.ErrAlreadyExists).
+	UpdateExecution(ctx context.Context, u ExecutionUpdate) error
+	// SendSignal stores the signal if none of that name exists yet and
+	// enqueues wake, in one transaction; stored=false when the name existed
+	// (then nothing is enqueued). errs.ErrNotFound for an unknown run.
+	SendSignal(ctx context.Context, s Signal, wake *Message) (stored bool, err error)
+	GetSignal(ctx context.Context, executionID, name string) (*Signal, error)
+	// RequestCancel marks the run cancel-requested and enqueues wake, in one
+	// transaction; false when the run is already terminal.
+	RequestCancel(ctx context.Context, id string, wake *Message) (bool, error)
+}
+
+// RunRecord is a row of _voltro_workflow_runs (introspection only).
+type RunRecord struct {
+	ExecutionID string
+	Name        string
+	Status      ExecStatus
+	ReplicaID   string
+	Runner      string
+	ParentID    string
+	Error       string
+	StartedAt   time.Time
+	UpdatedAt   time.Time
+	FinishedAt  time.Time
+}
+
+// StepRecord is a row of _voltro_workflow_run_steps: one attempt of a step.
+type StepRecord struct {
+	ExecutionID string
+	Seq         int
+	Name        string
+	Kind        JournalKind
+	Attempt     int
+	Status      string // running | completed | failed | retrying
+	Runner      string
+	ReplicaID   string
+	Error       string
+	StartedAt   time.Time
+	FinishedAt  time.Time
+	Trace       string
+}
+
+// EventRecord is a row of _voltro_workflow_run_events.
+type EventRecord struct {
+	ExecutionID string
+	At          time.Time
+	Kind        string // started, resumed, suspended, signal, completed, failed, cancelled, replay, …
+	Detail      string
+	ReplicaID   string
+	Runner      string
+}
+
+// WorkflowIntrospection writes and reads the introspection tables. Writes
+// are fire-and-forget: the engine never reads them for correctness.
+type WorkflowIntrospection interface {
+	RecordRun(ctx context.Context, r RunRecord) error   // upsert by execution id
+	RecordStep(ctx context.Context, s StepRecord) error // upsert by (execution, seq, attempt)
+	RecordEvent(ctx context.Context, e EventRecord) error
+	RunSteps(ctx context.Context, executionID string) ([]StepRecord, error)   // by seq, attempt
+	RunEvents(ctx context.Context, executionID string) ([]EventRecord, error) // by time
+}

@@ -54,7 +54,7 @@ const (
 
 // GaleraOptions tunes StartGalera. The zero value is fine for tests.
 type GaleraOptions struct {
-	// Dir is where cluster directories live; default $TMPDIR/voltro-galera.
+	// Dir is where cluster directories live; default $TMPDIR/voltro-galera-<uid>.
 	Dir string
 	// BasePort is the first SQL port tried (default 3311). When its band is
 	// taken, the next free band (+100, +200, ...) is used.
@@ -131,7 +131,7 @@ func StartGalera(ctx context.Context, opt GaleraOptions) (*GaleraCluster, error)
 	}
 	root := opt.Dir
 	if root == "" {
-		root = filepath.Join(os.TempDir(), "voltro-galera")
+		root = filepath.Join(os.TempDir(), fmt.Sprintf("voltro-galera-%d", os.Geteuid()))
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("galera: %w", err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/mysql"
 )
 
 // parallel runs op b.N times spread over n goroutines and reports ops/s.
@@ -56,9 +57,13 @@ func BenchmarkCommitRate(b *testing.B) {
 
 // BenchmarkRoundTrip is one message through the store as a shard owner sends
 // it: Enqueue claimed at insert, then Complete with a reply (two commits).
+// complete=batch sends Complete's transaction as one multi-statement round
+// trip (the default); complete=tx is the plain transaction used when the URL
+// turns multi-statement queries off.
 func BenchmarkRoundTrip(b *testing.B) {
 	ctx := context.Background()
-	s, _ := fresh(b, "mybench_rt", quiet)
+	s, url := fresh(b, "mybench_rt", quiet)
+	stores := map[string]*mysql.Store{"batch": s, "tx": open(b, url+"?multiStatements=false", quiet)}
 	l, err := s.NewLocker(ctx, store.LockAdvisory, "bench:1")
 	if err != nil {
 		b.Fatal(err)
@@ -75,19 +80,22 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 	payload := []byte(`{"step":1,"input":41}`)
 	for _, gs := range []int{1, 8} {
-		b.Run(fmt.Sprintf("goroutines=%d", gs), func(b *testing.B) {
-			parallel(b, gs, func(ctx context.Context, g int) error {
-				sh := fmt.Sprintf("default/%d", g)
-				m := &store.Message{Shard: sh, EntityType: "workflow/bench", EntityID: "x", Tag: "run", Payload: payload}
-				r, err := s.Enqueue(ctx, m, &store.EnqueueClaim{Owner: "bench:1", Epoch: epochs[sh], ClaimTTL: time.Minute})
-				if err != nil {
-					return err
-				}
-				if r.ClaimedEpoch == 0 {
-					return fmt.Errorf("message %d was not claimed at insert", r.ID)
-				}
-				return s.Complete(ctx, store.Completion{MessageID: r.ID, Shard: sh, Fence: store.Fence{Owner: "bench:1", Epoch: r.ClaimedEpoch}, Payload: []byte("42")})
+		for _, mode := range []string{"batch", "tx"} {
+			s := stores[mode]
+			b.Run(fmt.Sprintf("complete=%s/goroutines=%d", mode, gs), func(b *testing.B) {
+				parallel(b, gs, func(ctx context.Context, g int) error {
+					sh := fmt.Sprintf("default/%d", g)
+					m := &store.Message{Shard: sh, EntityType: "workflow/bench", EntityID: "x", Tag: "run", Payload: payload}
+					r, err := s.Enqueue(ctx, m, &store.EnqueueClaim{Owner: "bench:1", Epoch: epochs[sh], ClaimTTL: time.Minute})
+					if err != nil {
+						return err
+					}
+					if r.ClaimedEpoch == 0 {
+						return fmt.Errorf("message %d was not claimed at insert", r.ID)
+					}
+					return s.Complete(ctx, store.Completion{MessageID: r.ID, Shard: sh, Fence: store.Fence{Owner: "bench:1", Epoch: r.ClaimedEpoch}, Payload: []byte("42")})
+				})
 			})
-		})
+		}
 	}
 }

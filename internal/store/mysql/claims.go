@@ -135,10 +135,30 @@ func (s *Store) finish(ctx context.Context, id int64, f store.Fence, state store
 		args = append(args, *lastError)
 	}
 	args = append(args, id, f.Owner, f.Epoch, f.Owner, f.Epoch)
+	update := `UPDATE voltro_messages m JOIN voltro_shard_locks l ON l.shard = m.shard
+		SET ` + set + ` WHERE m.id = ? AND m.state = 'claimed' AND m.claimed_by = ? AND m.claim_epoch = ?
+		AND l.owner = ? AND l.epoch = ?`
+	if s.cfg.MultiStatements {
+		// One round trip. The reply is inserted only if the message is now
+		// in its final state under this claim: when the UPDATE was fenced,
+		// the INSERT finds no row (or, for a second Complete of our own, a
+		// reply that already exists) and the transaction commits nothing.
+		n, err := s.execBatch(ctx, "START TRANSACTION; "+update+`;
+			INSERT INTO voltro_replies (request_id, payload, error, created_at)
+			SELECT id, ?, ?, UTC_TIMESTAMP(6) FROM voltro_messages
+			WHERE id = ? AND state = ? AND claimed_by = ? AND claim_epoch = ?
+			ON DUPLICATE KEY UPDATE request_id = voltro_replies.request_id;
+			COMMIT`, append(args, payload, replyErr, id, string(state), f.Owner, f.Epoch)...)
+		if err != nil {
+			return wrapErr("finish message", err)
+		}
+		if len(n) < 2 || n[1] == 0 {
+			return wrapErr("finish message", fencedOrMissing(ctx, s.db, id))
+		}
+		return nil
+	}
 	err := s.inTx(ctx, nil, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE voltro_messages m JOIN voltro_shard_locks l ON l.shard = m.shard
-			SET `+set+` WHERE m.id = ? AND m.state = 'claimed' AND m.claimed_by = ? AND m.claim_epoch = ?
-			AND l.owner = ? AND l.epoch = ?`, args...)
+		res, err := tx.ExecContext(ctx, update, args...)
 		if err != nil {
 			return err
 		}

@@ -69,6 +69,7 @@ func Open(ctx context.Context, cfg Config) (*Feed, error) {
 	f.log = f.log.With("component", "cdc", "replica", f.replicaID)
 	if r.Dialect == store.Memory {
 		f.database = "memory"
+		f.sqlw.Name = store.SQLite // memory is backed by an in-memory SQLite
 	}
 	if f.db == nil {
 		if f.db, err = openDB(ctx, r); err != nil {
@@ -231,7 +232,7 @@ func (f *Feed) ensureTrigger(ctx context.Context, table string) error {
 	if done {
 		return nil
 	}
-	pk, err := f.primaryKey(ctx, table)
+	pk, err := f.primaryKey(ctx, f.db, table)
 	if err != nil {
 		return err
 	}
@@ -244,15 +245,16 @@ func (f *Feed) ensureTrigger(ctx context.Context, table string) error {
 	return nil
 }
 
-// primaryKey caches the key columns of table.
-func (f *Feed) primaryKey(ctx context.Context, table string) ([]string, error) {
+// primaryKey caches the key columns of table, read through q (inside a
+// transaction, its own connection: SQLite pools hold one).
+func (f *Feed) primaryKey(ctx context.Context, q sqlwrite.Querier, table string) ([]string, error) {
 	f.mu.Lock()
 	pk, ok := f.pks[table]
 	f.mu.Unlock()
 	if ok {
 		return pk, nil
 	}
-	pk, err := sqlwrite.PrimaryKey(ctx, f.db, f.sqlw, table)
+	pk, err := sqlwrite.PrimaryKey(ctx, q, f.sqlw, table)
 	if err != nil {
 		return nil, err
 	}

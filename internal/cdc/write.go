@@ -30,7 +30,7 @@ func (t *Tx) SQL() *sql.Tx { return t.tx }
 
 // Insert writes row into table and returns the stored row.
 func (t *Tx) Insert(ctx context.Context, table string, row delta.Row) (delta.Row, error) {
-	pk, err := t.f.primaryKey(ctx, table)
+	pk, err := t.f.primaryKey(ctx, t.tx, table)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func (t *Tx) Insert(ctx context.Context, table string, row delta.Row) (delta.Row
 // Update sets the columns of set on the row of table with key and returns
 // the row after.
 func (t *Tx) Update(ctx context.Context, table string, key, set delta.Row) (delta.Row, error) {
-	pk, err := t.f.primaryKey(ctx, table)
+	pk, err := t.f.primaryKey(ctx, t.tx, table)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (t *Tx) Update(ctx context.Context, table string, key, set delta.Row) (delt
 
 // Delete removes the row of table with key and returns it.
 func (t *Tx) Delete(ctx context.Context, table string, key delta.Row) (delta.Row, error) {
-	pk, err := t.f.primaryKey(ctx, table)
+	pk, err := t.f.primaryKey(ctx, t.tx, table)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (f *Feed) Insert(ctx context.Context, table string, row delta.Row) (delta.R
 		err := f.Tx(ctx, func(tx *Tx) (err error) { out, err = tx.Insert(ctx, table, row); return err })
 		return out, err
 	}
-	pk, err := f.primaryKey(ctx, table)
+	pk, err := f.primaryKey(ctx, f.db, table)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func (f *Feed) Update(ctx context.Context, table string, key, set delta.Row) (de
 		err := f.Tx(ctx, func(tx *Tx) (err error) { out, err = tx.Update(ctx, table, key, set); return err })
 		return out, err
 	}
-	pk, err := f.primaryKey(ctx, table)
+	pk, err := f.primaryKey(ctx, f.db, table)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func (f *Feed) Delete(ctx context.Context, table string, key delta.Row) (delta.R
 		err := f.Tx(ctx, func(tx *Tx) (err error) { out, err = tx.Delete(ctx, table, key); return err })
 		return out, err
 	}
-	pk, err := f.primaryKey(ctx, table)
+	pk, err := f.primaryKey(ctx, f.db, table)
 	if err != nil {
 		return nil, err
 	}

@@ -18,17 +18,21 @@ import (
 	"database/sql"
 	"log/slog"
 	"os"
+	"sync"
 
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/engine"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/open"
+	"github.com/voltro/voltro/internal/workflow"
 )
 
 // App is one voltro instance.
 type App struct {
 	e      *engine.Engine
+	wf     *workflow.Engine
 	log    *slog.Logger
+	mu     sync.Mutex
 	hooks  []func(ctx context.Context) error // run at Start, after the engine serves
 	closes []func(ctx context.Context) error // run at Close, before the engine leaves
 }
@@ -96,7 +100,25 @@ func (a *App) Close(ctx context.Context) error {
 	for i := len(a.closes) - 1; i >= 0; i-- {
 		_ = a.closes[i](ctx)
 	}
-	return a.e.Close(ctx)
+	err := a.e.Close(ctx)
+	if a.wf != nil {
+		a.wf.Close()
+	}
+	return err
+}
+
+// workflows attaches the workflow engine on first use.
+func (a *App) workflows() (*workflow.Engine, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.wf == nil {
+		wf, err := workflow.New(a.e)
+		if err != nil {
+			return nil, err
+		}
+		a.wf = wf
+	}
+	return a.wf, nil
 }
 
 // Run starts the app, blocks until ctx ends, then closes it.

@@ -100,9 +100,8 @@ func (e *Engine) send(ctx context.Context, in Message, wait bool) (Sent, chan st
 		m.ReplyTo = e.address
 	}
 	var claim *store.EnqueueClaim
-	epoch := e.deliv.Epoch(shard)
-	if epoch > 0 && in.Delay <= 0 && in.DeliverAt.IsZero() && e.deliv.HasType(in.EntityType) {
-		claim = &store.EnqueueClaim{Owner: e.address, Epoch: epoch, ClaimTTL: max(6*e.cfg.Heartbeat, 30*time.Second)}
+	if in.Delay <= 0 && in.DeliverAt.IsZero() {
+		claim = e.ClaimFor(shard, in.EntityType)
 	}
 	res, err := e.d.Enqueue(ctx, m, claim)
 	if err != nil {
@@ -113,28 +112,49 @@ func (e *Engine) send(ctx context.Context, in Message, wait bool) (Sent, chan st
 	if wait && res.Reply == nil {
 		ch = e.addWaiter(res.ID)
 	}
+	e.Dispatched(*m, res)
+	return out, ch, nil
+}
+
+// ClaimFor returns the claim-at-insert for a message this runner will
+// deliver itself (it holds the shard and hosts the type), or nil.
+func (e *Engine) ClaimFor(shard, entityType string) *store.EnqueueClaim {
+	epoch := e.deliv.Epoch(shard)
+	if epoch == 0 || !e.deliv.HasType(entityType) {
+		return nil
+	}
+	return &store.EnqueueClaim{Owner: e.address, Epoch: epoch, ClaimTTL: max(6*e.cfg.Heartbeat, 30*time.Second)}
+}
+
+// Dispatched follows up an enqueue: a message inserted already claimed for
+// us goes straight to its mailbox; otherwise the owner is woken.
+func (e *Engine) Dispatched(m store.Message, res store.EnqueueResult) {
 	switch {
 	case res.Duplicate:
 		// the first send woke the owner already
 	case res.ClaimedEpoch > 0:
-		c := *m
-		c.State, c.ClaimedBy, c.ClaimEpoch, c.Attempts = store.StateClaimed, e.address, res.ClaimedEpoch, 1
-		e.deliv.DispatchClaimed(c)
-	case epoch > 0:
-		e.deliv.Wake()
+		m.ID = res.ID
+		m.State, m.ClaimedBy, m.ClaimEpoch, m.Attempts = store.StateClaimed, e.address, res.ClaimedEpoch, 1
+		e.deliv.DispatchClaimed(m)
 	default:
-		e.wakeOwner(shard)
+		e.WakeShard(m.Shard)
 	}
-	return out, ch, nil
+}
+
+// WakeShard makes the shard's owner read now: ourselves, or a peer by RPC
+// unless the store's own feed wakes it.
+func (e *Engine) WakeShard(shard string) {
+	if e.deliv.Epoch(shard) > 0 || !e.cfg.Clustered() {
+		e.deliv.Wake()
+		return
+	}
+	e.wakeOwner(shard)
 }
 
 // wakeOwner tells the shard's owner to read, unless the store's own feed
 // does that (PostgreSQL NOTIFY). Best effort: the owner polls anyway.
 func (e *Engine) wakeOwner(shard string) {
-	if e.wakes || !e.cfg.Clustered() {
-		if !e.cfg.Clustered() {
-			e.deliv.Wake()
-		}
+	if e.wakes {
 		return
 	}
 	owner := e.runner.Owner(shard)

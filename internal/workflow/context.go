@@ -1,0 +1,267 @@
+package workflow
+
+// The workflow context: what workflow code calls. Every operation has a
+// sequence number; on replay a journaled operation returns its recorded
+// outcome without running, and the first unrecorded one runs (a step) or
+// suspends the run (sleep, signal, child) by unwinding it with a panic that
+// the runner recovers.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// Context is handed to workflow code. It is not a context.Context: use
+// Context() for one, and do I/O only inside steps.
+type Context struct {
+	ctx      context.Context
+	w        *Engine
+	exec     store.Execution
+	fence    store.Fence
+	journal  map[int]store.JournalEntry
+	seq      int
+	cancel   bool
+	log      *slog.Logger
+	wroteAny bool
+}
+
+// suspend unwinds a run that must wait.
+type suspend struct{ on string }
+
+// cancelled unwinds a run whose cancellation was requested.
+type cancelled struct{}
+
+// Context returns a context.Context for the run (cancelled when the runner
+// loses the shard).
+func (c *Context) Context() context.Context { return c.ctx }
+
+// ExecutionID is the run's id.
+func (c *Context) ExecutionID() string { return c.exec.ID }
+
+// WorkflowName is the registered name.
+func (c *Context) WorkflowName() string { return c.exec.Name }
+
+// Logger is a logger carrying the execution id.
+func (c *Context) Logger() *slog.Logger { return c.log }
+
+// CancelRequested reports whether someone asked to cancel this run. The next
+// operation that is not yet journaled ends it with ErrCancelled.
+func (c *Context) CancelRequested() bool { return c.cancel }
+
+// next takes the next sequence number and returns its journal entry, after
+// checking the journal agrees with the code (the determinism guard).
+func (c *Context) next(kind store.JournalKind, name string) (int, *store.JournalEntry) {
+	seq := c.seq
+	c.seq++
+	e, ok := c.journal[seq]
+	if !ok {
+		if c.cancel {
+			panic(cancelled{})
+		}
+		return seq, nil
+	}
+	if e.Kind != kind || e.Name != name {
+		panic(divergence{seq: seq, want: fmt.Sprintf("%s %q", e.Kind, e.Name), got: fmt.Sprintf("%s %q", kind, name)})
+	}
+	return seq, &e
+}
+
+type divergence struct {
+	seq       int
+	want, got string
+}
+
+func (d divergence) err(id string) error {
+	return errs.New(errs.CodeNonDeterminism, "workflow %s diverged from its journal at operation %d: the journal recorded %s, the code asked for %s (a deployed change altered the order of steps of a running workflow)", id, d.seq, d.want, d.got)
+}
+
+// RetryPolicy says how a step is retried.
+type RetryPolicy struct {
+	MaxAttempts  int                              // default 3
+	Backoff      func(attempt int) time.Duration // default 100ms doubling to 5s
+	NonRetryable func(error) bool                 // errors that fail the step at once
+}
+
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	if p.MaxAttempts <= 0 {
+		p.MaxAttempts = 3
+	}
+	if p.Backoff == nil {
+		p.Backoff = func(n int) time.Duration { return min(100*time.Millisecond<<min(n-1, 6), 5*time.Second) }
+	}
+	return p
+}
+
+// Step runs fn once per run: its result (or final error) is journaled, and
+// replays return it without running fn again. fn may run more than once if
+// the process dies before the result is journaled.
+func (c *Context) Step(name string, fn func(ctx context.Context) ([]byte, error), policy RetryPolicy) ([]byte, error) {
+	seq, e := c.next(store.JournalStep, name)
+	if e != nil {
+		if len(e.Error) > 0 {
+			return nil, errs.Decode(e.Error)
+		}
+		return e.Result, nil
+	}
+	p := policy.withDefaults()
+	started := time.Now()
+	var lastErr error
+	for attempt := 1; ; attempt++ {
+		out, err := runStep(c.ctx, fn)
+		if c.ctx.Err() != nil {
+			panic(lost{})
+		}
+		if err == nil {
+			c.record(seq, store.JournalEntry{Kind: store.JournalStep, Name: name, Result: out, Attempts: attempt, StartedAt: started})
+			c.w.introStep(c, seq, name, store.JournalStep, attempt, "completed", "", started, time.Now())
+			return out, nil
+		}
+		lastErr = err
+		final := attempt >= p.MaxAttempts || (p.NonRetryable != nil && p.NonRetryable(err)) || errors.Is(err, errs.ErrNonDeterminism)
+		status := "retrying"
+		if final {
+			status = "failed"
+		}
+		c.w.introStep(c, seq, name, store.JournalStep, attempt, status, err.Error(), started, time.Now())
+		if final {
+			break
+		}
+		select {
+		case <-time.After(p.Backoff(attempt)):
+		case <-c.ctx.Done():
+			panic(lost{})
+		}
+	}
+	c.record(seq, store.JournalEntry{Kind: store.JournalStep, Name: name, Error: errs.Encode(lastErr), Attempts: p.MaxAttempts, StartedAt: started})
+	return nil, errs.Decode(errs.Encode(lastErr))
+}
+
+// lost unwinds a run whose shard moved away mid-run: nothing more is written.
+type lost struct{}
+
+func runStep(ctx context.Context, fn func(context.Context) ([]byte, error)) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = errs.New(errs.CodeHandlerPanic, "step panicked: %v", r)
+		}
+	}()
+	return fn(ctx)
+}
+
+// record journals one operation, fenced; losing the shard unwinds the run.
+func (c *Context) record(seq int, e store.JournalEntry) {
+	e.ExecutionID, e.Seq, e.Runner = c.exec.ID, seq, c.fence.Owner
+	err := c.w.ws.AppendJournal(context.WithoutCancel(c.ctx), c.exec.Shard, c.fence, e)
+	switch {
+	case err == nil:
+		c.journal[seq] = e
+		c.wroteAny = true
+	case errors.Is(err, errs.ErrAlreadyExists):
+		// someone (a timer, a racing signal) recorded it first: take theirs
+		j, jerr := c.w.ws.Journal(context.WithoutCancel(c.ctx), c.exec.ID)
+		if jerr != nil {
+			panic(storeFailure{jerr})
+		}
+		for _, x := range j {
+			c.journal[x.Seq] = x
+		}
+	default:
+		panic(storeFailure{err})
+	}
+}
+
+// storeFailure unwinds a run whose journal write failed (fenced or outage):
+// the message is retried by whoever owns the shard then.
+type storeFailure struct{ err error }
+
+// Sleep suspends the run for d, durably: a timer message wakes it on
+// whichever runner owns its shard when d has passed.
+func (c *Context) Sleep(d time.Duration) {
+	seq, e := c.next(store.JournalSleep, "sleep")
+	if e != nil {
+		return
+	}
+	c.w.schedule(c, seq, timerPayload{Seq: seq, Kind: store.JournalSleep, Name: "sleep"}, d)
+	panic(suspend{on: fmt.Sprintf("sleep %s (operation %d)", d, seq)})
+}
+
+type timerPayload struct {
+	Seq  int               `json:"seq"`
+	Kind store.JournalKind `json:"kind"`
+	Name string            `json:"name"`
+}
+
+// AwaitSignal returns the payload of the named signal, suspending the run
+// until it arrives or timeout passes (0 waits forever; a timeout returns an
+// error matching errs.ErrDeadline).
+func (c *Context) AwaitSignal(name string, timeout time.Duration) ([]byte, error) {
+	seq, e := c.next(store.JournalSignal, name)
+	if e != nil {
+		if len(e.Error) > 0 {
+			return nil, errs.Decode(e.Error)
+		}
+		return e.Result, nil
+	}
+	sig, err := c.w.ws.GetSignal(c.ctx, c.exec.ID, name)
+	if err != nil {
+		panic(storeFailure{err})
+	}
+	if sig != nil {
+		c.record(seq, store.JournalEntry{Kind: store.JournalSignal, Name: name, Result: sig.Payload, Attempts: 1, StartedAt: time.Now()})
+		j := c.journal[seq]
+		if len(j.Error) > 0 {
+			return nil, errs.Decode(j.Error)
+		}
+		return j.Result, nil
+	}
+	if timeout > 0 {
+		c.w.schedule(c, seq, timerPayload{Seq: seq, Kind: store.JournalSignal, Name: name}, timeout)
+	}
+	panic(suspend{on: fmt.Sprintf("signal %q (operation %d)", name, seq)})
+}
+
+// ChildOptions configure a child run.
+type ChildOptions struct {
+	ParentClose string // terminate (default) | request-cancel | abandon
+}
+
+// ExecuteChild starts the named workflow as a child of this run (once) and
+// returns its result, suspending until it finishes.
+func (c *Context) ExecuteChild(name string, input []byte, o ChildOptions) ([]byte, error) {
+	seq, e := c.next(store.JournalChild, name)
+	if e != nil {
+		if len(e.Error) > 0 {
+			return nil, errs.Decode(e.Error)
+		}
+		return e.Result, nil
+	}
+	if o.ParentClose == "" {
+		o.ParentClose = ParentCloseTerminate
+	}
+	childID := fmt.Sprintf("%s/%d", c.exec.ID, seq)
+	x, err := c.w.start(c.ctx, name, input, StartOptions{ID: childID, ParentID: c.exec.ID, ParentClose: o.ParentClose, Source: "child", Trace: c.trace()})
+	if err != nil {
+		panic(storeFailure{err})
+	}
+	if x.Status.Terminal() {
+		entry := store.JournalEntry{Kind: store.JournalChild, Name: name, Result: x.Output, Error: x.Error, Attempts: 1, StartedAt: time.Now()}
+		if x.Status == store.ExecCancelled && len(x.Error) == 0 {
+			entry.Error = errs.Encode(errs.New(errs.CodeCancelled, "child workflow %s was cancelled", childID))
+		}
+		c.record(seq, entry)
+		j := c.journal[seq]
+		if len(j.Error) > 0 {
+			return nil, errs.Decode(j.Error)
+		}
+		return j.Result, nil
+	}
+	panic(suspend{on: fmt.Sprintf("child %s (operation %d)", childID, seq)})
+}
+
+func (c *Context) trace() string { return "" }

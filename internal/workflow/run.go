@@ -1,0 +1,195 @@
+package workflow
+
+// One run of a workflow's code: the entity handler of type workflow/<name>.
+// Every message (start, timer, signal, child finished, cancel) replays the
+// code from the top against the journal until it finishes or must wait.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// Message tags sent to a workflow entity.
+const (
+	TagStart  = "start"
+	TagTimer  = "timer"
+	TagSignal = "signal"
+	TagChild  = "child"
+	TagCancel = "cancel"
+)
+
+// handle runs one message for execution m.EntityID.
+func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message) ([]byte, error) {
+	return func(ctx context.Context, m store.Message) ([]byte, error) {
+		x, err := w.ws.GetExecution(ctx, m.EntityID)
+		if err != nil {
+			return nil, err
+		}
+		if x.Status.Terminal() {
+			return nil, nil
+		}
+		fence := store.Fence{Owner: w.e.Address(), Epoch: m.ClaimEpoch}
+		if m.Tag == TagTimer {
+			var tp timerPayload
+			if err := json.Unmarshal(m.Payload, &tp); err != nil {
+				return nil, errs.Wrap(errs.CodeDecode, err, "timer payload")
+			}
+			entry := store.JournalEntry{ExecutionID: x.ID, Seq: tp.Seq, Kind: tp.Kind, Name: tp.Name, Attempts: 1, Runner: fence.Owner, StartedAt: time.Now()}
+			if tp.Kind == store.JournalSignal {
+				entry.Error = errs.Encode(errs.New(errs.CodeDeadline, "workflow %s: signal %q did not arrive in time", x.ID, tp.Name))
+			}
+			if err := w.ws.AppendJournal(ctx, x.Shard, fence, entry); err != nil && !errors.Is(err, errs.ErrAlreadyExists) {
+				return nil, err
+			}
+		}
+		journal, err := w.ws.Journal(ctx, x.ID)
+		if err != nil {
+			return nil, err
+		}
+		c := &Context{
+			ctx: ctx, w: w, exec: x, fence: fence, journal: make(map[int]store.JournalEntry, len(journal)),
+			cancel: x.CancelRequested, log: w.log.With("workflow", x.Name, "execution", x.ID),
+		}
+		for _, e := range journal {
+			c.journal[e.Seq] = e
+		}
+		if x.Status == store.ExecSuspended || len(journal) > 0 {
+			w.introEvent(x.ID, "resumed", fmt.Sprintf("%s on %s, %d journaled operation(s)", m.Tag, fence.Owner, len(journal)))
+		} else {
+			w.introEvent(x.ID, "started", "on "+fence.Owner)
+		}
+		out, outcome := w.execute(c, d)
+		return nil, w.finish(ctx, c, out, outcome)
+	}
+}
+
+// outcome of one replay
+type outcome struct {
+	kind    string // done, failed, suspended, cancelled, lost
+	err     error
+	waiting string
+}
+
+func (w *Engine) execute(c *Context, d *definition) (out []byte, oc outcome) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		switch v := r.(type) {
+		case suspend:
+			oc = outcome{kind: "suspended", waiting: v.on}
+		case cancelled:
+			oc = outcome{kind: "cancelled", err: errs.New(errs.CodeCancelled, "workflow %s was cancelled", c.exec.ID)}
+		case divergence:
+			oc = outcome{kind: "failed", err: v.err(c.exec.ID)}
+		case lost:
+			oc = outcome{kind: "lost"}
+		case storeFailure:
+			oc = outcome{kind: "lost", err: v.err}
+		default:
+			oc = outcome{kind: "failed", err: errs.New(errs.CodeHandlerPanic, "workflow %s panicked: %v\n%s", c.exec.ID, r, debug.Stack())}
+		}
+	}()
+	out, err := d.fn(c, c.exec.Input)
+	if err != nil {
+		if errors.Is(err, errs.ErrCancelled) && c.cancel {
+			return nil, outcome{kind: "cancelled", err: err}
+		}
+		return nil, outcome{kind: "failed", err: err}
+	}
+	// Journal entries past what this run reached mean the code changed.
+	for seq, e := range c.journal {
+		if seq >= c.seq {
+			return nil, outcome{kind: "failed", err: divergence{seq: seq, want: fmt.Sprintf("%s %q", e.Kind, e.Name), got: "the end of the workflow"}.err(c.exec.ID)}
+		}
+	}
+	return out, outcome{kind: "done"}
+}
+
+// finish writes the outcome of a replay.
+func (w *Engine) finish(ctx context.Context, c *Context, out []byte, oc outcome) error {
+	x := c.exec
+	u := store.ExecutionUpdate{ID: x.ID, Shard: x.Shard, Fence: c.fence, Runner: c.fence.Owner}
+	switch oc.kind {
+	case "lost":
+		if oc.err != nil {
+			return oc.err // the message is retried where the shard lives now
+		}
+		return ctx.Err()
+	case "suspended":
+		if x.Status == store.ExecSuspended && x.WaitingOn == oc.waiting {
+			return nil
+		}
+		u.Status, u.WaitingOn = store.ExecSuspended, oc.waiting
+		w.introEvent(x.ID, "suspended", oc.waiting)
+		w.introRun(x, store.ExecSuspended, "")
+		return w.update(ctx, u)
+	case "done":
+		u.Status, u.Output = store.ExecCompleted, out
+	case "cancelled":
+		u.Status, u.Error = store.ExecCancelled, errs.Encode(oc.err)
+	case "failed":
+		u.Status, u.Error = store.ExecFailed, errs.Encode(oc.err)
+		c.log.Warn("workflow failed", "err", oc.err)
+	}
+	if err := w.update(ctx, u); err != nil {
+		return err
+	}
+	errText := ""
+	if oc.err != nil {
+		errText = oc.err.Error()
+	}
+	w.introEvent(x.ID, string(u.Status), errText)
+	w.introRun(x, u.Status, errText)
+	w.closeChildren(ctx, x)
+	w.notifyParent(ctx, x)
+	w.notifyLocal(x.ID)
+	return nil
+}
+
+func (w *Engine) update(ctx context.Context, u store.ExecutionUpdate) error {
+	err := w.ws.UpdateExecution(context.WithoutCancel(ctx), u)
+	if errors.Is(err, errs.ErrAlreadyExists) {
+		return nil // finished already (a duplicate delivery)
+	}
+	return err
+}
+
+// closeChildren applies each unfinished child's parent-close policy.
+func (w *Engine) closeChildren(ctx context.Context, x store.Execution) {
+	children, err := w.ws.ListExecutions(ctx, store.ExecutionFilter{ParentID: x.ID})
+	if err != nil {
+		w.log.Warn("workflow: listing children failed", "execution", x.ID, "err", err)
+		return
+	}
+	for _, ch := range children {
+		if ch.Status.Terminal() || ch.ParentClose == ParentCloseAbandon {
+			continue
+		}
+		if err := w.Cancel(ctx, ch.ID); err != nil {
+			w.log.Warn("workflow: cancelling child failed", "child", ch.ID, "err", err)
+		}
+	}
+}
+
+// notifyParent wakes the parent of a finished child.
+func (w *Engine) notifyParent(ctx context.Context, x store.Execution) {
+	if x.ParentID == "" {
+		return
+	}
+	p, err := w.ws.GetExecution(ctx, x.ParentID)
+	if err != nil || p.Status.Terminal() {
+		return
+	}
+	if err := w.wake(ctx, p, TagChild, nil, "child:"+x.ID); err != nil {
+		w.log.Warn("workflow: waking the parent failed", "parent", p.ID, "err", err)
+	}
+}

@@ -1,0 +1,280 @@
+// Package workflow runs durable workflows on the cluster engine. A run is an
+// entity of type workflow/<name> whose id is the execution id; its messages
+// (start, timer, signal, child finished, cancel) are delivered by whichever
+// runner owns its shard, which replays the code against the run's journal.
+// A waiting run holds no goroutine: it is rows until a message wakes it.
+package workflow
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// Parent-close policies.
+const (
+	ParentCloseTerminate     = "terminate"
+	ParentCloseRequestCancel = "request-cancel"
+	ParentCloseAbandon       = "abandon"
+)
+
+// EntityPrefix prefixes the entity type of every workflow.
+const EntityPrefix = "workflow/"
+
+// Func is a registered workflow's code, on encoded input and output.
+type Func func(c *Context, input []byte) ([]byte, error)
+
+type definition struct {
+	name string
+	fn   Func
+}
+
+// Engine registers, starts and drives workflows.
+type Engine struct {
+	e     *engine.Engine
+	ws    store.WorkflowStore
+	intro *recorder
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	defs    map[string]*definition
+	waiters map[string][]chan struct{}
+}
+
+// New attaches workflows to an engine whose store keeps workflow state.
+func New(e *engine.Engine) (*Engine, error) {
+	ws, ok := e.Store().(store.WorkflowStore)
+	if !ok {
+		return nil, errs.New(errs.CodeUnavailable, "the %s store does not keep workflows", e.Store().Dialect())
+	}
+	in, _ := e.Store().(store.WorkflowIntrospection)
+	w := &Engine{e: e, ws: ws, log: e.Logger(), defs: map[string]*definition{}, waiters: map[string][]chan struct{}{}}
+	w.intro = newRecorder(in, e.Config().ReplicaID, e.Logger())
+	return w, nil
+}
+
+// Close stops the introspection writer.
+func (w *Engine) Close() { w.intro.close() }
+
+// Register adds a workflow by name.
+func (w *Engine) Register(name string, fn Func) error {
+	if name == "" {
+		return errs.New(errs.CodeInvalidArgument, "workflow name is empty")
+	}
+	d := &definition{name: name, fn: fn}
+	w.mu.Lock()
+	if _, dup := w.defs[name]; dup {
+		w.mu.Unlock()
+		return errs.New(errs.CodeAlreadyExists, "workflow %q is registered twice", name)
+	}
+	w.defs[name] = d
+	w.mu.Unlock()
+	return w.e.Register(EntityPrefix+name, w.handle(d), engine.EntityOptions{MaxAttempts: 10})
+}
+
+// StartOptions tune a start.
+type StartOptions struct {
+	Key         string // idempotency key: same name + key = same run
+	ID          string // explicit execution id (children); overrides Key
+	Subject     string
+	Source      string
+	Trace       string
+	ParentID    string
+	ParentClose string
+}
+
+// ExecutionID derives the id of a run from its name and idempotency key.
+func ExecutionID(name, key string) string {
+	h := sha256.Sum256([]byte(name + "\x00" + key))
+	return "wf_" + hex.EncodeToString(h[:12])
+}
+
+func randomID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "wf_" + hex.EncodeToString(b[:])
+}
+
+// Start starts a run (or finds the one its key names). The workflow need
+// not be registered on this instance.
+func (w *Engine) Start(ctx context.Context, name string, input []byte, o StartOptions) (store.Execution, bool, error) {
+	if o.Source == "" {
+		o.Source = "api"
+	}
+	x, err := w.start(ctx, name, input, o)
+	return x, x.CreatedAt.IsZero(), err
+}
+
+func (w *Engine) start(ctx context.Context, name string, input []byte, o StartOptions) (store.Execution, error) {
+	if name == "" {
+		return store.Execution{}, errs.New(errs.CodeInvalidArgument, "workflow name is empty")
+	}
+	if len(input) == 0 {
+		input = []byte("null")
+	}
+	if !json.Valid(input) {
+		return store.Execution{}, errs.New(errs.CodeInvalidArgument, "workflow %s: input is not valid JSON", name)
+	}
+	id := o.ID
+	if id == "" && o.Key != "" {
+		id = ExecutionID(name, o.Key)
+	}
+	if id == "" {
+		id = randomID()
+	}
+	typ := EntityPrefix + name
+	shard := w.e.ShardOf(typ, id, "")
+	x := store.Execution{ID: id, Name: name, Shard: shard, Key: o.Key, Input: input, ParentID: o.ParentID, ParentClose: o.ParentClose}
+	sc := store.StartContext{Subject: o.Subject, Trace: o.Trace, Source: o.Source, ParentID: o.ParentID, ParentClose: o.ParentClose}
+	msg := &store.Message{Shard: shard, EntityType: typ, EntityID: id, Tag: TagStart, DedupeKey: "wf-start:" + id}
+	claim := w.e.ClaimFor(shard, typ)
+	stored, existing, res, err := w.ws.StartExecution(ctx, x, sc, msg, claim)
+	if err != nil {
+		return store.Execution{}, err
+	}
+	if existing {
+		return stored, nil
+	}
+	w.e.Dispatched(*msg, res)
+	return stored, nil
+}
+
+// wake sends a message to a run (dedupe makes repeats harmless).
+func (w *Engine) wake(ctx context.Context, x store.Execution, tag string, payload []byte, dedupe string) error {
+	_, err := w.e.Send(ctx, engine.Message{EntityType: EntityPrefix + x.Name, EntityID: x.ID, Tag: tag, Payload: payload, DedupeKey: dedupe})
+	return err
+}
+
+// schedule arms a durable timer for operation seq of the run.
+func (w *Engine) schedule(c *Context, seq int, tp timerPayload, d time.Duration) {
+	payload, _ := json.Marshal(tp)
+	_, err := w.e.Send(context.WithoutCancel(c.ctx), engine.Message{
+		EntityType: EntityPrefix + c.exec.Name, EntityID: c.exec.ID, Tag: TagTimer, Payload: payload,
+		DedupeKey: c.exec.ID + ":timer:" + strconv.Itoa(seq), Delay: max(d, time.Millisecond),
+	})
+	if err != nil {
+		panic(storeFailure{err})
+	}
+}
+
+// Get returns a run.
+func (w *Engine) Get(ctx context.Context, id string) (store.Execution, error) {
+	return w.ws.GetExecution(ctx, id)
+}
+
+// List lists runs, newest first.
+func (w *Engine) List(ctx context.Context, f store.ExecutionFilter) ([]store.Execution, error) {
+	return w.ws.ListExecutions(ctx, f)
+}
+
+// Journal returns a run's journal.
+func (w *Engine) Journal(ctx context.Context, id string) ([]store.JournalEntry, error) {
+	return w.ws.Journal(ctx, id)
+}
+
+// Cancel asks a run to stop; its children follow their parent-close policy.
+func (w *Engine) Cancel(ctx context.Context, id string) error {
+	x, err := w.ws.GetExecution(ctx, id)
+	if err != nil {
+		return err
+	}
+	_, err = w.ws.RequestCancel(ctx, id, &store.Message{Shard: x.Shard, EntityType: EntityPrefix + x.Name, EntityID: x.ID, Tag: TagCancel, DedupeKey: "wf-cancel:" + x.ID})
+	if err == nil {
+		w.e.WakeShard(x.Shard)
+	}
+	return err
+}
+
+// Signal delivers a named signal; the first of a name wins. It reports
+// whether this one was stored.
+func (w *Engine) Signal(ctx context.Context, id, name string, payload []byte) (bool, error) {
+	if len(payload) == 0 {
+		payload = []byte("null")
+	}
+	if !json.Valid(payload) {
+		return false, errs.New(errs.CodeInvalidArgument, "signal %s: payload is not valid JSON", name)
+	}
+	x, err := w.ws.GetExecution(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if x.Status.Terminal() {
+		return false, errs.New(errs.CodeInvalidArgument, "workflow %s is %s: it takes no more signals", id, x.Status)
+	}
+	stored, err := w.ws.SendSignal(ctx, store.Signal{ExecutionID: id, Name: name, Payload: payload},
+		&store.Message{Shard: x.Shard, EntityType: EntityPrefix + x.Name, EntityID: x.ID, Tag: TagSignal, DedupeKey: "wf-signal:" + x.ID + ":" + name})
+	if err == nil && stored {
+		w.e.WakeShard(x.Shard)
+		w.intro.event(id, "signal", name)
+	}
+	return stored, err
+}
+
+// Result waits until the run is finished and returns it.
+func (w *Engine) Result(ctx context.Context, id string) (store.Execution, error) {
+	ch := make(chan struct{}, 1)
+	w.mu.Lock()
+	w.waiters[id] = append(w.waiters[id], ch)
+	w.mu.Unlock()
+	defer w.dropWaiter(id, ch)
+	wait := time.Millisecond
+	for {
+		x, err := w.ws.GetExecution(ctx, id)
+		if err != nil && !errors.Is(err, errs.ErrNotFound) {
+			return x, err
+		}
+		if err == nil && x.Status.Terminal() {
+			return x, nil
+		}
+		select {
+		case <-ch:
+		case <-time.After(wait):
+			wait = min(wait*2, 500*time.Millisecond)
+		case <-ctx.Done():
+			return x, errs.Wrap(errs.CodeDeadline, ctx.Err(), "waiting for workflow "+id)
+		}
+	}
+}
+
+func (w *Engine) dropWaiter(id string, ch chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ws := w.waiters[id]
+	for i, c := range ws {
+		if c == ch {
+			ws = append(ws[:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(ws) == 0 {
+		delete(w.waiters, id)
+	} else {
+		w.waiters[id] = ws
+	}
+}
+
+func (w *Engine) notifyLocal(id string) {
+	w.mu.Lock()
+	ws := w.waiters[id]
+	w.mu.Unlock()
+	for _, c := range ws {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (w *Engine) String() string { return fmt.Sprintf("workflows on %s", w.e.Address()) }

@@ -1,0 +1,314 @@
+package voltro
+
+// Durable workflows: a typed Go function of a workflow context and an input.
+// Steps are journaled; a run resumes on whichever instance owns it after a
+// crash, skipping completed steps; sleeps, signals and child workflows
+// suspend the run with no goroutine held.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/workflow"
+)
+
+// WorkflowContext is what workflow code gets: a separate type from
+// context.Context on purpose. Do I/O only inside Step; use its Sleep,
+// AwaitSignal and ExecuteChild to wait.
+type WorkflowContext = workflow.Context
+
+// RetryPolicy says how a step is retried (default 3 attempts, backoff from
+// 100 ms doubling to 5 s).
+type RetryPolicy = workflow.RetryPolicy
+
+// Workflow is a registered workflow with input I and output O.
+type Workflow[I, O any] struct {
+	name string
+	fn   func(wc *WorkflowContext, in I) (O, error)
+}
+
+// NewWorkflow declares a workflow. Its code must be deterministic: the same
+// journal must lead it through the same steps in the same order.
+func NewWorkflow[I, O any](name string, fn func(wc *WorkflowContext, in I) (O, error)) *Workflow[I, O] {
+	return &Workflow[I, O]{name: name, fn: fn}
+}
+
+// Name is the workflow's registered name.
+func (w *Workflow[I, O]) Name() string { return w.name }
+
+func (w *Workflow[I, O]) register(a *App) error {
+	wf, err := a.workflows()
+	if err != nil {
+		return err
+	}
+	return wf.Register(w.name, func(c *workflow.Context, input []byte) ([]byte, error) {
+		var in I
+		if err := json.Unmarshal(input, &in); err != nil {
+			return nil, errs.Wrap(errs.CodeDecode, err, "workflow "+w.name+": cannot decode input")
+		}
+		out, err := w.fn(c, in)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(out)
+	})
+}
+
+// StartOption tunes a start.
+type StartOption func(*workflow.StartOptions)
+
+// WithKey makes the start idempotent: the execution id derives from the
+// workflow name and key, so a repeated start returns the same run.
+func WithKey(key string) StartOption { return func(o *workflow.StartOptions) { o.Key = key } }
+
+// WithSubject records who started the run (kept in its start context).
+func WithSubject(s string) StartOption { return func(o *workflow.StartOptions) { o.Subject = s } }
+
+// WithTrace records a W3C traceparent in the start context.
+func WithTrace(tp string) StartOption { return func(o *workflow.StartOptions) { o.Trace = tp } }
+
+// Handle names a run and waits for its result.
+type Handle[O any] struct {
+	ID string
+	a  *App
+}
+
+// Start starts a run and returns its handle at once.
+func (w *Workflow[I, O]) Start(ctx context.Context, a *App, in I, opts ...StartOption) (*Handle[O], error) {
+	wf, err := a.workflows()
+	if err != nil {
+		return nil, err
+	}
+	input, err := json.Marshal(in)
+	if err != nil {
+		return nil, errs.Wrap(errs.CodeInvalidArgument, err, "workflow "+w.name+": cannot encode input")
+	}
+	var o workflow.StartOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	x, _, err := wf.Start(ctx, w.name, input, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Handle[O]{ID: x.ID, a: a}, nil
+}
+
+// Run starts a run and waits for its result.
+func (w *Workflow[I, O]) Run(ctx context.Context, a *App, in I, opts ...StartOption) (O, error) {
+	h, err := w.Start(ctx, a, in, opts...)
+	if err != nil {
+		var zero O
+		return zero, err
+	}
+	return h.Result(ctx)
+}
+
+// GetHandle returns a handle for an existing execution id.
+func GetHandle[O any](a *App, id string) *Handle[O] { return &Handle[O]{ID: id, a: a} }
+
+// Result waits for the run to finish and returns its output, or its error
+// (errors.Is works on the error's code, e.g. ErrCancelled).
+func (h *Handle[O]) Result(ctx context.Context) (O, error) {
+	var zero O
+	wf, err := h.a.workflows()
+	if err != nil {
+		return zero, err
+	}
+	x, err := wf.Result(ctx, h.ID)
+	if err != nil {
+		return zero, err
+	}
+	if x.Status != store.ExecCompleted {
+		if len(x.Error) > 0 {
+			return zero, errs.Decode(x.Error)
+		}
+		return zero, errs.New(errs.CodeCancelled, "workflow %s was %s", h.ID, x.Status)
+	}
+	var out O
+	if len(x.Output) > 0 {
+		if err := json.Unmarshal(x.Output, &out); err != nil {
+			return zero, errs.Wrap(errs.CodeDecode, err, "workflow result")
+		}
+	}
+	return out, nil
+}
+
+// StepOption tunes a step.
+type StepOption func(*workflow.RetryPolicy)
+
+// WithRetry sets the step's retry policy.
+func WithRetry(p RetryPolicy) StepOption { return func(r *workflow.RetryPolicy) { *r = p } }
+
+// NonRetryable makes errors matching any of targets (errors.Is) fail the
+// step at once.
+func NonRetryable(targets ...error) StepOption {
+	return func(r *workflow.RetryPolicy) {
+		r.NonRetryable = func(err error) bool {
+			for _, t := range targets {
+				if errors.Is(err, t) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+}
+
+// Step runs fn at most once per run as far as the journal can see: its
+// result is journaled and replays return it without running fn. If the
+// process dies before the result is journaled, fn runs again on resume, so
+// make its external effects idempotent.
+func Step[T any](wc *WorkflowContext, name string, fn func(ctx context.Context) (T, error), opts ...StepOption) (T, error) {
+	var p workflow.RetryPolicy
+	for _, f := range opts {
+		f(&p)
+	}
+	var zero T
+	out, err := wc.Step(name, func(ctx context.Context) ([]byte, error) {
+		v, err := fn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(v)
+	}, p)
+	if err != nil {
+		return zero, err
+	}
+	var v T
+	if err := json.Unmarshal(out, &v); err != nil {
+		return zero, errs.Wrap(errs.CodeDecode, err, "step "+name+": cannot decode journaled result")
+	}
+	return v, nil
+}
+
+// AwaitSignal suspends the run until the named signal arrives and returns
+// its payload. With timeout > 0 it gives up after that long with an error
+// matching ErrDeadline.
+func AwaitSignal[T any](wc *WorkflowContext, name string, timeout time.Duration) (T, error) {
+	var zero T
+	b, err := wc.AwaitSignal(name, timeout)
+	if err != nil {
+		return zero, err
+	}
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		return zero, errs.Wrap(errs.CodeDecode, err, "signal "+name+": cannot decode payload")
+	}
+	return v, nil
+}
+
+// ChildOption tunes a child run.
+type ChildOption func(*workflow.ChildOptions)
+
+// ParentClose sets what happens to the child when the parent finishes
+// first: "terminate" (default), "request-cancel" or "abandon".
+func ParentClose(policy string) ChildOption {
+	return func(o *workflow.ChildOptions) { o.ParentClose = policy }
+}
+
+// ExecuteChild starts w as a child of the current run (once) and suspends
+// until it finishes, returning its result.
+func ExecuteChild[I, O any](wc *WorkflowContext, w *Workflow[I, O], in I, opts ...ChildOption) (O, error) {
+	var zero O
+	var o workflow.ChildOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	switch o.ParentClose {
+	case "", workflow.ParentCloseTerminate, workflow.ParentCloseRequestCancel, workflow.ParentCloseAbandon:
+	default:
+		return zero, errs.New(errs.CodeInvalidArgument, "parent-close policy %q: use terminate, request-cancel or abandon", o.ParentClose)
+	}
+	input, err := json.Marshal(in)
+	if err != nil {
+		return zero, errs.Wrap(errs.CodeInvalidArgument, err, "child input")
+	}
+	out, err := wc.ExecuteChild(w.name, input, o)
+	if err != nil {
+		return zero, err
+	}
+	var v O
+	if err := json.Unmarshal(out, &v); err != nil {
+		return zero, errs.Wrap(errs.CodeDecode, err, "child result")
+	}
+	return v, nil
+}
+
+// WorkflowStatus is a run as seen from outside.
+type WorkflowStatus struct {
+	ID          string          `json:"id"`
+	Name        string          `json:"name"`
+	Status      string          `json:"status"`
+	WaitingOn   string          `json:"waitingOn,omitempty"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	Output      json.RawMessage `json:"output,omitempty"`
+	Error       *Error          `json:"error,omitempty"`
+	ParentID    string          `json:"parentId,omitempty"`
+	Runner      string          `json:"runner,omitempty"`
+	CreatedAt   time.Time       `json:"createdAt"`
+	UpdatedAt   time.Time       `json:"updatedAt"`
+	FinishedAt  *time.Time      `json:"finishedAt,omitempty"`
+	CancelAsked bool            `json:"cancelRequested,omitempty"`
+}
+
+// StatusOf converts a stored run.
+func statusOf(x store.Execution) WorkflowStatus {
+	s := WorkflowStatus{ID: x.ID, Name: x.Name, Status: string(x.Status), WaitingOn: x.WaitingOn, ParentID: x.ParentID, Runner: x.Runner, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt, CancelAsked: x.CancelRequested}
+	if json.Valid(x.Input) {
+		s.Input = x.Input
+	}
+	if json.Valid(x.Output) {
+		s.Output = x.Output
+	}
+	if len(x.Error) > 0 {
+		s.Error = errs.Decode(x.Error)
+	}
+	if !x.FinishedAt.IsZero() {
+		t := x.FinishedAt
+		s.FinishedAt = &t
+	}
+	return s
+}
+
+// WorkflowStatusOf returns a run's status.
+func (a *App) WorkflowStatusOf(ctx context.Context, id string) (WorkflowStatus, error) {
+	wf, err := a.workflows()
+	if err != nil {
+		return WorkflowStatus{}, err
+	}
+	x, err := wf.Get(ctx, id)
+	if err != nil {
+		return WorkflowStatus{}, err
+	}
+	return statusOf(x), nil
+}
+
+// CancelWorkflow asks a run to stop; its children follow their parent-close
+// policy.
+func (a *App) CancelWorkflow(ctx context.Context, id string) error {
+	wf, err := a.workflows()
+	if err != nil {
+		return err
+	}
+	return wf.Cancel(ctx, id)
+}
+
+// SignalWorkflow sends a named signal with a JSON-encodable payload. It
+// reports false when a signal of that name was already delivered (the first
+// one wins).
+func (a *App) SignalWorkflow(ctx context.Context, id, name string, payload any) (bool, error) {
+	wf, err := a.workflows()
+	if err != nil {
+		return false, err
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return false, errs.Wrap(errs.CodeInvalidArgument, err, "signal payload")
+	}
+	return wf.Signal(ctx, id, name, b)
+}

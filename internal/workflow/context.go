@@ -83,9 +83,9 @@ func (d divergence) err(id string) error {
 
 // RetryPolicy says how a step is retried.
 type RetryPolicy struct {
-	MaxAttempts  int                              // default 3
+	MaxAttempts  int                             // default 3
 	Backoff      func(attempt int) time.Duration // default 100ms doubling to 5s
-	NonRetryable func(error) bool                 // errors that fail the step at once
+	NonRetryable func(error) bool                // errors that fail the step at once
 }
 
 func (p RetryPolicy) withDefaults() RetryPolicy {

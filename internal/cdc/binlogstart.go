@@ -16,7 +16,7 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 )
 
-func (f *Feed) startBinlog(ctx, runCtx context.Context, r dburl.Resolved) error {
+func (f *Feed) startBinlog(ctx context.Context, r dburl.Resolved) error {
 	replURL := f.cfg.ReplicationURL
 	if replURL == "" {
 		replURL = r.URL
@@ -61,14 +61,8 @@ func (f *Feed) startBinlog(ctx, runCtx context.Context, r dburl.Resolved) error 
 		OnGap:     f.bus.ResyncAll,
 		SaveEvery: 200 * time.Millisecond,
 	}
-	ready := make(chan struct{})
-	errc := make(chan error, 1)
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		errc <- rd.Run(runCtx, ready)
-	}()
-	return waitReady(ctx, ready, errc, "binlog stream")
+	f.run, f.runWhat = rd.Run, "binlog stream"
+	return nil
 }
 
 // fallBack switches to inline emit, saying why.

@@ -33,8 +33,11 @@ type Feed struct {
 	fallback  string // why CDC was wanted but not used
 	serverID  uint32 // binlog reader's server_id
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	run     func(ctx context.Context, ready chan<- struct{}) error // the transport's loop, nil if in-process
+	runWhat string
+	started bool
 
 	mu        sync.Mutex
 	pks       map[string][]string    // table -> primary key columns
@@ -43,9 +46,24 @@ type Feed struct {
 	closed    bool
 }
 
-// Open connects to cfg.URL, resolves the transport for its dialect and starts
-// it. It returns once changes committed from now on will be delivered.
+// Open is New followed by Start.
 func Open(ctx context.Context, cfg Config) (*Feed, error) {
+	f, err := New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Start(ctx); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// New connects to cfg.URL and resolves the transport for its dialect
+// (checking the binlog preconditions on MariaDB) without streaming yet.
+// Subscribe before Start to receive the changes a restarted MariaDB replica
+// catches up on from its stored position.
+func New(ctx context.Context, cfg Config) (*Feed, error) {
 	r, err := dburl.Resolve(cfg.URL, cfg.Dialect)
 	if err != nil {
 		return nil, err
@@ -77,18 +95,41 @@ func Open(ctx context.Context, cfg Config) (*Feed, error) {
 		}
 		f.ownDB = true
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	f.cancel = cancel
-	if err := f.start(ctx, runCtx, r); err != nil {
-		f.Close()
+	if err := f.start(ctx, r); err != nil {
+		_ = f.Close()
 		return nil, err
 	}
 	f.log.Info(f.BootLine(), "dialect", f.dialect, "cdc", f.transport, "server_id", f.serverID)
 	return f, nil
 }
 
+// Start runs the transport and returns once changes committed from now on
+// (and, on MariaDB, since the stored position) will be delivered.
+func (f *Feed) Start(ctx context.Context) error {
+	f.mu.Lock()
+	if f.started || f.closed {
+		f.mu.Unlock()
+		return nil
+	}
+	f.started = true
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	f.cancel = cancel
+	f.mu.Unlock()
+	if f.run == nil {
+		return nil
+	}
+	ready := make(chan struct{})
+	errc := make(chan error, 1)
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		errc <- f.run(runCtx, ready)
+	}()
+	return waitReady(ctx, ready, errc, f.runWhat)
+}
+
 // start picks and starts the transport.
-func (f *Feed) start(ctx, runCtx context.Context, r dburl.Resolved) error {
+func (f *Feed) start(ctx context.Context, r dburl.Resolved) error {
 	switch {
 	case r.Dialect == store.SQLite || r.Dialect == store.Memory:
 		f.transport = Bus
@@ -101,9 +142,9 @@ func (f *Feed) start(ctx, runCtx context.Context, r dburl.Resolved) error {
 		f.log.Info("CDC=0: changes are emitted inline to this instance's subscribers only")
 		return nil
 	case r.Dialect == store.Postgres:
-		return f.startNotify(ctx, runCtx, r)
+		return f.startNotify(r)
 	case r.Dialect == store.MariaDB:
-		return f.startBinlog(ctx, runCtx, r)
+		return f.startBinlog(ctx, r)
 	default:
 		f.transport = Inline
 		f.log.Info("mysql has no change feed here: changes are emitted inline to this instance's subscribers only")
@@ -111,7 +152,7 @@ func (f *Feed) start(ctx, runCtx context.Context, r dburl.Resolved) error {
 	}
 }
 
-func (f *Feed) startNotify(ctx, runCtx context.Context, r dburl.Resolved) error {
+func (f *Feed) startNotify(r dburl.Resolved) error {
 	f.transport = Notify
 	l := &pgnotify.Listener{
 		URL:       r.DSN,
@@ -130,14 +171,8 @@ func (f *Feed) startNotify(ctx, runCtx context.Context, r dburl.Resolved) error 
 		},
 		OnGap: f.bus.ResyncAll,
 	}
-	ready := make(chan struct{})
-	errc := make(chan error, 1)
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		errc <- l.Run(runCtx, ready)
-	}()
-	return waitReady(ctx, ready, errc, "LISTEN connection")
+	f.run, f.runWhat = l.Run, "LISTEN connection"
+	return nil
 }
 
 // waitReady waits for a transport's first connection.
@@ -164,9 +199,10 @@ func (f *Feed) Close() error {
 		return nil
 	}
 	f.closed = true
+	cancel := f.cancel
 	f.mu.Unlock()
-	if f.cancel != nil {
-		f.cancel()
+	if cancel != nil {
+		cancel()
 	}
 	f.wg.Wait()
 	f.bus.Close()

@@ -68,12 +68,12 @@ func (r *Reader) Run(ctx context.Context, ready chan<- struct{}) error {
 		return err
 	}
 	if ok {
-		r.Logger.Info("binlog reader resumes from stored position", "replica", r.ReplicaID, "gtid", start, "server_id", r.ServerID)
+		r.Logger.Info("binlog reader resumes from stored position", "gtid", start, "server_id", r.ServerID)
 	} else {
 		if start, err = r.current(ctx); err != nil {
 			return err
 		}
-		r.Logger.Info("binlog reader starts at the current position (no stored offset)", "replica", r.ReplicaID, "gtid", start, "server_id", r.ServerID)
+		r.Logger.Info("binlog reader starts at the current position (no stored offset)", "gtid", start, "server_id", r.ServerID)
 	}
 	readyOnce := func() {
 		if ready != nil {
@@ -95,7 +95,7 @@ func (r *Reader) Run(ctx context.Context, ready chan<- struct{}) error {
 				cur = start
 			}
 			r.Logger.Error("binlog position no longer on the server (error 1236); resynchronising from the current position — changes in between are not replayed",
-				"replica", r.ReplicaID, "lost_from", start, "resume_at", cur, "err", err)
+				"lost_from", start, "resume_at", cur, "err", err)
 			start = cur
 			r.setPosition(cur)
 			r.dirty = true
@@ -259,6 +259,15 @@ type quiet struct{ slog.Handler }
 
 func (q quiet) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= slog.LevelWarn && q.Handler.Enabled(ctx, l)
+}
+
+// Handle drops the error go-mysql logs when closing a stream whose server
+// thread has already ended; it is not a problem.
+func (q quiet) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "kill connection" {
+		return nil
+	}
+	return q.Handler.Handle(ctx, r)
 }
 
 func (q quiet) WithAttrs(as []slog.Attr) slog.Handler { return quiet{q.Handler.WithAttrs(as)} }

@@ -66,7 +66,7 @@ func (s *Store) Enqueue(ctx context.Context, m *store.Message, claim *store.Enqu
 	}
 	var id int64
 	var state string
-	err := s.w.QueryRowContext(ctx, enqueueSQL,
+	err := s.queryRowW(ctx, enqueueSQL,
 		sql.Named("shard", m.Shard), sql.Named("entity_type", m.EntityType), sql.Named("entity_id", m.EntityID),
 		sql.Named("tag", m.Tag), sql.Named("payload", blob(m.Payload)), sql.Named("headers", headers),
 		sql.Named("dedupe_key", dedupe), sql.Named("reply_to", m.ReplyTo), sql.Named("deliver_at", deliverAt),
@@ -94,7 +94,7 @@ func (s *Store) duplicate(ctx context.Context, key string) (store.EnqueueResult,
 	var rid sql.NullInt64
 	var payload, rerr []byte
 	var created sql.NullInt64
-	err := s.w.QueryRowContext(ctx, `SELECT m.id, r.request_id, r.payload, r.error, r.created_at
+	err := s.queryRowW(ctx, `SELECT m.id, r.request_id, r.payload, r.error, r.created_at
 		FROM voltro_messages AS m LEFT JOIN voltro_replies AS r ON r.request_id = m.id
 		WHERE m.dedupe_key = ?`, key).Scan(&id, &rid, &payload, &rerr, &created)
 	if err != nil {
@@ -111,7 +111,9 @@ func (s *Store) duplicate(ctx context.Context, key string) (store.EnqueueResult,
 // requested types on the requested shards whose lock rows name @owner.
 // Deliverable: due, and pending or claimed under a void claim (expired, or
 // made at an epoch older than the shard's). The scan walks the partial index
-// of open messages in id order, so it stops after @limit matches.
+// of open messages in id order, so it stops after @limit matches. (The CAST
+// keeps the limit an expression: a bare bound LIMIT makes SQLite re-prepare
+// the statement on every new value.)
 const claimSQL = `UPDATE voltro_messages SET
 		state = 'claimed', claimed_by = @owner, claim_expires_at = @claim_expires, attempts = attempts + 1,
 		claim_epoch = (SELECT l.epoch FROM voltro_shard_locks AS l WHERE l.shard = voltro_messages.shard)
@@ -125,7 +127,7 @@ const claimSQL = `UPDATE voltro_messages SET
 			AND l.owner = @owner
 			AND (m.state = 'pending' OR m.claim_expires_at <= @now OR m.claim_epoch < l.epoch)
 		ORDER BY m.id
-		LIMIT @limit)
+		LIMIT CAST(@limit AS INTEGER))
 	RETURNING ` + messageCols
 
 func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]store.Message, error) {
@@ -141,7 +143,7 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]store.Mess
 		return nil, fmt.Errorf("sqlite: encode types: %w", err)
 	}
 	t := now()
-	rows, err := s.w.QueryContext(ctx, claimSQL,
+	rows, err := s.queryW(ctx, claimSQL,
 		sql.Named("owner", req.Owner), sql.Named("claim_expires", t+durMicros(req.ClaimTTL)), sql.Named("now", t),
 		sql.Named("shards", string(shards)), sql.Named("types", string(types)), sql.Named("limit", req.Limit))
 	if err != nil {
@@ -176,6 +178,14 @@ func (s *Store) DeadLetter(ctx context.Context, f store.Fence, _ string, id int6
 // finish runs a fenced final-state update and stores the final reply in one
 // transaction; a fence that no longer holds changes nothing.
 func (s *Store) finish(ctx context.Context, op string, f store.Fence, id int64, update string, extra []any, payload, replyErr any) (err error) {
+	upd, err := s.prep(ctx, s.w, update)
+	if err != nil {
+		return s.wrap(err, op)
+	}
+	ins, err := s.prep(ctx, s.w, insertReplySQL)
+	if err != nil {
+		return s.wrap(err, op)
+	}
 	t := now()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -187,7 +197,7 @@ func (s *Store) finish(ctx context.Context, op string, f store.Fence, id int64, 
 		}
 	}()
 	args := append([]any{sql.Named("id", id), sql.Named("owner", f.Owner), sql.Named("epoch", f.Epoch), sql.Named("now", t)}, extra...)
-	res, err := tx.ExecContext(ctx, update, args...)
+	res, err := tx.StmtContext(ctx, upd).ExecContext(ctx, args...)
 	if err != nil {
 		return s.wrap(err, op)
 	}
@@ -198,12 +208,15 @@ func (s *Store) finish(ctx context.Context, op string, f store.Fence, id int64, 
 	if n == 0 {
 		return s.fenceFailure(ctx, tx, id)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO voltro_replies (request_id, payload, error, created_at)
-		VALUES (?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING`, id, payload, replyErr, t); err != nil {
+	if _, err := tx.StmtContext(ctx, ins).ExecContext(ctx, id, payload, replyErr, t); err != nil {
 		return s.wrap(err, op)
 	}
 	return s.wrap(tx.Commit(), op)
 }
+
+// insertReplySQL stores a final reply unless one exists.
+const insertReplySQL = `INSERT INTO voltro_replies (request_id, payload, error, created_at)
+	VALUES (?, ?, ?, ?) ON CONFLICT (request_id) DO NOTHING`
 
 // fenceFailure explains why a fenced write matched nothing.
 func (s *Store) fenceFailure(ctx context.Context, q interface {
@@ -229,14 +242,14 @@ func (s *Store) Release(ctx context.Context, f store.Fence, ids []int64) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: encode ids: %w", err)
 	}
-	_, err = s.w.ExecContext(ctx, `UPDATE voltro_messages SET state = 'pending', claimed_by = '', claim_epoch = 0, claim_expires_at = 0
+	_, err = s.execW(ctx, `UPDATE voltro_messages SET state = 'pending', claimed_by = '', claim_epoch = 0, claim_expires_at = 0
 		WHERE id IN (SELECT value FROM json_each(@ids)) AND state = 'claimed' AND claimed_by = @owner AND claim_epoch = @epoch`,
 		sql.Named("ids", string(js)), sql.Named("owner", f.Owner), sql.Named("epoch", f.Epoch))
 	return s.wrap(err, "release")
 }
 
 func (s *Store) RecordAttempt(ctx context.Context, f store.Fence, id int64, lastError string) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE voltro_messages SET attempts = attempts + 1, last_error = @last_error
+	res, err := s.execW(ctx, `UPDATE voltro_messages SET attempts = attempts + 1, last_error = @last_error
 		WHERE id = @id AND state = 'claimed' AND claimed_by = @owner AND claim_epoch = @epoch`,
 		sql.Named("last_error", lastError), sql.Named("id", id), sql.Named("owner", f.Owner), sql.Named("epoch", f.Epoch))
 	if err != nil {
@@ -277,7 +290,7 @@ func (s *Store) ReplayDead(ctx context.Context, id int64) (err error) {
 }
 
 func (s *Store) ExtendClaims(ctx context.Context, owner string, ttl time.Duration) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE voltro_messages SET claim_expires_at = ? WHERE state = 'claimed' AND claimed_by = ?`,
+	_, err := s.execW(ctx, `UPDATE voltro_messages SET claim_expires_at = ? WHERE state = 'claimed' AND claimed_by = ?`,
 		now()+durMicros(ttl), owner)
 	return s.wrap(err, "extend claims")
 }

@@ -50,7 +50,7 @@ func scanMessage(sc interface{ Scan(...any) error }) (store.Message, error) {
 }
 
 func (s *Store) GetMessage(ctx context.Context, id int64) (store.Message, error) {
-	m, err := scanMessage(s.r.QueryRowContext(ctx, `SELECT `+messageCols+` FROM voltro_messages WHERE id = ?`, id))
+	m, err := scanMessage(s.queryRowR(ctx, `SELECT `+messageCols+` FROM voltro_messages WHERE id = ?`, id))
 	if err == sql.ErrNoRows {
 		return store.Message{}, notFound(id)
 	}
@@ -91,7 +91,7 @@ func (s *Store) ListMessages(ctx context.Context, f store.MessageFilter) ([]stor
 func (s *Store) GetReply(ctx context.Context, requestID int64) (*store.Reply, error) {
 	r := store.Reply{RequestID: requestID}
 	var created int64
-	err := s.r.QueryRowContext(ctx, `SELECT payload, error, created_at FROM voltro_replies WHERE request_id = ?`, requestID).
+	err := s.queryRowR(ctx, `SELECT payload, error, created_at FROM voltro_replies WHERE request_id = ?`, requestID).
 		Scan(&r.Payload, &r.Error, &created)
 	if err == sql.ErrNoRows {
 		return nil, nil
@@ -112,18 +112,21 @@ func (s *Store) NextDelivery(ctx context.Context, owner string, types []string) 
 		return 0, false, fmt.Errorf("sqlite: encode types: %w", err)
 	}
 	t := now()
-	var next sql.NullInt64
-	err = s.r.QueryRowContext(ctx, `SELECT MIN(m.deliver_at) FROM voltro_messages AS m
+	// Walk the future pending messages in deliver_at order; the first that
+	// matches is the earliest.
+	var next int64
+	err = s.r.QueryRowContext(ctx, `SELECT m.deliver_at FROM voltro_messages AS m INDEXED BY voltro_messages_due
 		JOIN voltro_shard_locks AS l ON l.shard = m.shard AND l.owner = @owner
-		WHERE m.state = 'pending' AND m.deliver_at > @now AND m.entity_type IN (SELECT value FROM json_each(@types))`,
+		WHERE m.state = 'pending' AND m.deliver_at > @now AND m.entity_type IN (SELECT value FROM json_each(@types))
+		ORDER BY m.deliver_at LIMIT 1`,
 		sql.Named("owner", owner), sql.Named("now", t), sql.Named("types", string(js))).Scan(&next)
+	if err == sql.ErrNoRows {
+		return 0, false, nil
+	}
 	if err != nil {
 		return 0, false, s.wrap(err, "next delivery")
 	}
-	if !next.Valid {
-		return 0, false, nil
-	}
-	return ageOf(next.Int64, t), true, nil
+	return ageOf(next, t), true, nil
 }
 
 // drainSQL groups unprocessed and dead messages by shard, type and category

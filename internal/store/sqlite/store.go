@@ -51,6 +51,7 @@ type Store struct {
 
 	mu      sync.Mutex
 	lockers map[*locker]struct{}
+	stmts   map[stmtKey]*sql.Stmt
 }
 
 var (
@@ -73,7 +74,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Store{path: path, dsn: dsn(path, opts.BusyTimeout), log: opts.Logger, lockers: map[*locker]struct{}{}}
+	s := &Store{path: path, dsn: dsn(path, opts.BusyTimeout), log: opts.Logger,
+		lockers: map[*locker]struct{}{}, stmts: map[stmtKey]*sql.Stmt{}}
 	var err error
 	if s.w, err = openPool(s.dsn, 1); err != nil {
 		return nil, err
@@ -171,6 +173,7 @@ func (s *Store) Close() error {
 			s.log.Warn("sqlite store: closing a locker", "err", err)
 		}
 	}
+	s.closeStmts()
 	errR := s.r.Close()
 	errW := s.w.Close()
 	if errW != nil {

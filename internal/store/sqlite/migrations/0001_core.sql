@@ -59,14 +59,12 @@ CREATE TABLE voltro_messages (
 -- Open (pending or claimed) messages in insertion order: the claim scan.
 CREATE INDEX voltro_messages_open ON voltro_messages (id, shard, entity_type, deliver_at)
     WHERE state IN ('pending', 'claimed');
--- Listings by state (dead letters) and drain statistics.
+-- Listings by state (dead letters), drain statistics, claim extension.
 CREATE INDEX voltro_messages_state ON voltro_messages (state, id);
 -- Listings by entity.
 CREATE INDEX voltro_messages_entity ON voltro_messages (entity_type, entity_id, id);
 -- The earliest future delivery.
 CREATE INDEX voltro_messages_due ON voltro_messages (deliver_at) WHERE state = 'pending';
--- Live claims of one runner (claim extension).
-CREATE INDEX voltro_messages_claims ON voltro_messages (claimed_by) WHERE state = 'claimed';
 
 -- Final replies, at most one per request.
 CREATE TABLE voltro_replies (

@@ -1,5 +1,6 @@
 // The timer loop of one schedule: sleep until the next tick by the replica's
-// clock, then fire it; ticks that went by unfired are missed.
+// clock, then fire it. A tick this replica reaches late is still fired if it
+// is at most MissedAfter overdue (a stalled process); older ones are missed.
 package schedule
 
 import (
@@ -35,8 +36,9 @@ func (s *Scheduler) loop(ctx context.Context, e *entry) {
 			continue
 		}
 		cursor = due[len(due)-1]
+		now := s.cfg.Now()
 		for _, at := range due[:len(due)-1] {
-			s.tick(ctx, e, at, true)
+			s.tick(ctx, e, at, now.Sub(at) > s.cfg.MissedAfter)
 		}
 		s.tick(ctx, e, cursor, false)
 	}

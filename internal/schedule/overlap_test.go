@@ -157,7 +157,7 @@ func checkOverlap(t *testing.T, policy Overlap, st Store, xs []execution, scheds
 		}
 		// A queued tick starts as soon as the run before it ends.
 		for i := 1; i < len(xs); i++ {
-			if gap := xs[i].start.Sub(xs[i-1].end); gap > 400*time.Millisecond {
+			if gap := xs[i].start.Sub(xs[i-1].end); gap > time.Second {
 				t.Errorf("queued run %v started %v after the previous one ended", xs[i].at, gap)
 			}
 		}

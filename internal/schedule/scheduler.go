@@ -29,6 +29,7 @@ type Config struct {
 	Heartbeat      time.Duration // 5s: refresh of live run rows; stale after 3 beats
 	QueuePoll      time.Duration // 500ms: how often a queued tick looks for the end of the running one
 	BootGrace      time.Duration // 5s: wait before looking for ticks missed while the app was down
+	MissedAfter    time.Duration // 2s: a tick reached later than this after it was due is missed, not late
 	CatchUpLimit   int           // 20: at most this many missed ticks are fired or recorded at once
 	GCInterval     time.Duration // 1m: between garbage collections
 	ClaimRetention time.Duration // 1h: claims older than this are deleted
@@ -78,11 +79,12 @@ func New(cfg Config) (*Scheduler, error) {
 	cfg.Heartbeat = orDefault(cfg.Heartbeat, 5*time.Second)
 	cfg.QueuePoll = orDefault(cfg.QueuePoll, 500*time.Millisecond)
 	cfg.BootGrace = orDefault(cfg.BootGrace, 5*time.Second)
+	cfg.MissedAfter = orDefault(cfg.MissedAfter, 2*time.Second)
 	cfg.CatchUpLimit = orDefault(cfg.CatchUpLimit, 20)
 	cfg.GCInterval = orDefault(cfg.GCInterval, time.Minute)
 	cfg.ClaimRetention = orDefault(cfg.ClaimRetention, time.Hour)
 	cfg.RunRetention = orDefault(cfg.RunRetention, 7*24*time.Hour)
-	for _, d := range []time.Duration{cfg.Heartbeat, cfg.QueuePoll, cfg.BootGrace, cfg.GCInterval, cfg.ClaimRetention, cfg.RunRetention} {
+	for _, d := range []time.Duration{cfg.Heartbeat, cfg.QueuePoll, cfg.BootGrace, cfg.MissedAfter, cfg.GCInterval, cfg.ClaimRetention, cfg.RunRetention} {
 		if d < 0 {
 			return nil, errs.New(errs.CodeInvalidConfig, "schedule: negative duration %s in Config", d)
 		}

@@ -12,9 +12,14 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-// claimTx runs in READ COMMITTED: the locking read then keeps locks only on
-// the rows it returns and takes no gap locks, so enqueues into the same
-// shard never wait for a claim.
+// claimTx runs in READ COMMITTED: the locking read takes no gap locks, so
+// enqueues into the same shard never wait for a claim, and it lets go of the
+// rows it read that do not match. Rows that match but fall past the LIMIT
+// (the sort comes after the read) stay locked until the claim commits: a
+// concurrent claim of the same shards skips them and returns fewer messages.
+// The read is bounded by the due backlog of the caller's shards (index
+// idx_messages_claim: shard, state, deliver_at), never by processed rows,
+// sleeping messages or other runners' shards.
 var claimTx = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 
 // Claim reads the epochs of the caller's shards from the ledger, locks up to

@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -84,25 +85,28 @@ type GaleraCluster struct {
 	log      *slog.Logger
 	cred     *syscall.Credential
 
-	mu    sync.Mutex
+	mu    sync.Mutex // serialises Restart and Stop
 	nodes [galeraNodes]*galeraNode
 }
 
 type galeraNode struct {
-	idx      int
-	dir      string
-	datadir  string
-	cnf      string
-	errlog   string
-	addr     string // Galera listen address, 127.0.0.(idx+1)
-	sqlPort  int
-	gcomm    int
-	ist      int
-	sst      int
-	pid      int
-	cmd      *exec.Cmd
-	done     chan struct{} // closed when an owned process has exited
-	detached bool
+	idx     int
+	dir     string
+	datadir string
+	cnf     string
+	errlog  string
+	addr    string // Galera listen address, 127.0.0.(idx+1)
+	sqlPort int
+	gcomm   int
+	ist     int
+	sst     int
+	proc    atomic.Pointer[galeraProc] // the latest process, nil before the first start
+}
+
+// galeraProc is one run of a node's mariadbd.
+type galeraProc struct {
+	pid  int
+	done chan struct{} // closed once the process has exited
 }
 
 // galeraState is what StopGaleraDir needs to find the processes again.
@@ -183,7 +187,7 @@ func StartGalera(ctx context.Context, opt GaleraOptions) (*GaleraCluster, error)
 		if err := c.waitNode(ctx, i, i+1); err != nil {
 			return nil, err
 		}
-		log.Info("galera: node synced", "node", i, "pid", c.nodes[i].pid, "took", time.Since(t0).Round(time.Millisecond))
+		log.Info("galera: node synced", "node", i, "pid", c.nodes[i].pid(), "took", time.Since(t0).Round(time.Millisecond))
 	}
 	if err := c.WaitSize(ctx, galeraNodes); err != nil {
 		return nil, err
@@ -226,29 +230,26 @@ func (c *GaleraCluster) DSN(i int) string {
 
 // PID returns node i's process id, 0 when it is not running.
 func (c *GaleraCluster) PID(i int) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if !c.nodes[i].running() {
 		return 0
 	}
-	return c.nodes[i].pid
+	return c.nodes[i].pid()
 }
 
 // Kill sends SIGKILL to node i and waits until the process is gone.
 func (c *GaleraCluster) Kill(i int) error {
-	c.mu.Lock()
 	n := c.nodes[i]
-	c.mu.Unlock()
-	if n == nil || !n.running() {
+	if !n.running() {
 		return nil
 	}
-	if err := syscall.Kill(n.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("galera: kill node %d (pid %d): %w", i, n.pid, err)
+	pid := n.pid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("galera: kill node %d (pid %d): %w", i, pid, err)
 	}
 	if !n.waitExit(30 * time.Second) {
-		return fmt.Errorf("galera: node %d (pid %d) did not exit after SIGKILL", i, n.pid)
+		return fmt.Errorf("galera: node %d (pid %d) did not exit after SIGKILL", i, pid)
 	}
-	c.log.Info("galera: node killed", "node", i, "pid", n.pid)
+	c.log.Info("galera: node killed", "node", i, "pid", pid)
 	return nil
 }
 
@@ -260,11 +261,12 @@ func (c *GaleraCluster) Kill(i int) error {
 // was killed right after DDL. It returns once the node is Synced and sees
 // every running node.
 func (c *GaleraCluster) Restart(ctx context.Context, i int) error {
+	// Serialise restarts: each one waits for the cluster it rejoins.
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	n := c.nodes[i]
-	c.mu.Unlock()
 	if n.running() {
-		return fmt.Errorf("galera: restart node %d: still running (pid %d); Kill it first", i, n.pid)
+		return fmt.Errorf("galera: restart node %d: still running (pid %d); Kill it first", i, n.pid())
 	}
 	t0 := time.Now()
 	pos, err := c.recoverPosition(ctx, n)
@@ -348,14 +350,12 @@ func (c *GaleraCluster) Stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, n := range c.nodes {
-		if n != nil && n.running() {
-			_ = syscall.Kill(n.pid, syscall.SIGKILL)
+		if n.running() {
+			_ = syscall.Kill(n.pid(), syscall.SIGKILL)
 		}
 	}
 	for _, n := range c.nodes {
-		if n != nil && n.pid != 0 {
-			n.waitExit(30 * time.Second)
-		}
+		n.waitExit(30 * time.Second)
 	}
 	if c.dir != "" {
 		if err := os.RemoveAll(c.dir); err != nil {
@@ -740,7 +740,6 @@ func (c *GaleraCluster) startNode(n *galeraNode, extra ...string) error {
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("galera: start node %d: %w", n.idx, err)
 		}
-		n.detached = true
 	} else {
 		// The kernel kills the node when the thread that forked it exits;
 		// fork from a thread that lives as long as the process.
@@ -749,15 +748,12 @@ func (c *GaleraCluster) startNode(n *galeraNode, extra ...string) error {
 		if err := spawn(cmd); err != nil {
 			return fmt.Errorf("galera: start node %d: %w", n.idx, err)
 		}
-		n.detached = false
 	}
-	done := make(chan struct{})
-	c.mu.Lock()
-	n.cmd, n.pid, n.done = cmd, cmd.Process.Pid, done
-	c.mu.Unlock()
+	proc := &galeraProc{pid: cmd.Process.Pid, done: make(chan struct{})}
+	n.proc.Store(proc)
 	go func() {
 		_ = cmd.Wait()
-		close(done)
+		close(proc.done)
 	}()
 	return nil
 }
@@ -765,12 +761,13 @@ func (c *GaleraCluster) startNode(n *galeraNode, extra ...string) error {
 // waitNode waits until node i is Synced and sees a cluster of size want.
 func (c *GaleraCluster) waitNode(ctx context.Context, i, want int) error {
 	n := c.nodes[i]
+	done := n.proc.Load().done
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	var last string
 	for {
 		select {
-		case <-n.done:
+		case <-done:
 			return fmt.Errorf("galera: node %d exited during start-up; last lines of %s:\n%s", i, n.errlog, tail(n.errlog, 25))
 		default:
 		}
@@ -787,7 +784,7 @@ func (c *GaleraCluster) waitNode(ctx context.Context, i, want int) error {
 		case <-ctx.Done():
 			return fmt.Errorf("galera: node %d not Synced in a cluster of %d (%s); last lines of %s:\n%s: %w",
 				i, want, last, n.errlog, tail(n.errlog, 25), ctx.Err())
-		case <-n.done:
+		case <-done:
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -873,7 +870,7 @@ func (c *GaleraCluster) writeState() error {
 	st := galeraState{Base: c.base, Owner: c.owner, URLs: c.URLs()}
 	for _, n := range c.nodes {
 		if n != nil && n.running() {
-			st.PIDs = append(st.PIDs, n.pid)
+			st.PIDs = append(st.PIDs, n.pid())
 		}
 	}
 	raw, err := json.MarshalIndent(st, "", "  ")
@@ -887,23 +884,34 @@ func (c *GaleraCluster) writeState() error {
 }
 
 func (n *galeraNode) running() bool {
-	if n == nil || n.done == nil {
+	if n == nil {
+		return false
+	}
+	p := n.proc.Load()
+	if p == nil {
 		return false
 	}
 	select {
-	case <-n.done:
+	case <-p.done:
 		return false
 	default:
 		return true
 	}
 }
 
+func (n *galeraNode) pid() int {
+	if p := n.proc.Load(); p != nil {
+		return p.pid
+	}
+	return 0
+}
+
 func (n *galeraNode) waitExit(d time.Duration) bool {
-	if n.done == nil {
+	if n == nil || n.proc.Load() == nil {
 		return true
 	}
 	select {
-	case <-n.done:
+	case <-n.proc.Load().done:
 		return true
 	case <-time.After(d):
 		return false

@@ -74,6 +74,23 @@ func TestMariaDBBinlog(t *testing.T) {
 		}
 	})
 
+	t.Run("watch command", func(t *testing.T) {
+		env := map[string]string{"DB_URL": url}
+		ch, stderr := runWatchJSON(t, env, []string{"--format", "json", "items"}, func(i int) {
+			out, err := exec.Command("mariadb", "-h127.0.0.1", fmt.Sprintf("-P%d", srv.Port), "-uroot", "voltro_t_cdc",
+				"-e", "INSERT INTO items (name) VALUES ('watched')").CombinedOutput()
+			if err != nil {
+				t.Errorf("mariadb: %v\n%s", err, out)
+			}
+		})
+		if d := next(t, ch, 15*time.Second); d.Op != delta.Insert || d.Row["name"] != "watched" {
+			t.Fatalf("first line %+v", d)
+		}
+		if !strings.Contains(stderr.String(), "CDC: binlog CDC (ROW)") {
+			t.Fatalf("stderr:\n%s", stderr.String())
+		}
+	})
+
 	t.Run("restart resumes from the stored offset", func(t *testing.T) {
 		ctx := context.Background()
 		if err := b.Close(); err != nil {

@@ -47,7 +47,7 @@ func (f *Feed) startBinlog(ctx context.Context, r dburl.Resolved) error {
 		return err
 	}
 	f.transport = Binlog
-	if f.cfg.ReplicaID == "" {
+	if f.cfg.ReplicaID == "" && !f.cfg.Ephemeral {
 		f.log.Warn("POD_NAME is not set: the binlog reader's replica id and server_id change on every restart, and its resume offset is not reused", "server_id", f.serverID)
 	}
 	rd := &binlog.Reader{
@@ -60,6 +60,7 @@ func (f *Feed) startBinlog(ctx context.Context, r dburl.Resolved) error {
 		OnTx:      func(ds []delta.Delta) { f.bus.Publish(ds...) },
 		OnGap:     f.bus.ResyncAll,
 		SaveEvery: 200 * time.Millisecond,
+		Ephemeral: f.cfg.Ephemeral,
 	}
 	f.run, f.runWhat = rd.Run, "binlog stream"
 	return nil

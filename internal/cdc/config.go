@@ -33,6 +33,9 @@ type Config struct {
 	ReplicationURL string
 	// DB optionally shares an already open pool; the feed does not close it.
 	DB *sql.DB
+	// Ephemeral feeds (a CLI watch) keep no binlog resume position: they
+	// start at the current position every time.
+	Ephemeral bool
 	// Buffer bounds each subscriber's queue (default 1024 deltas).
 	Buffer int
 	Logger *slog.Logger

@@ -65,10 +65,10 @@ func RunWatch(ctx context.Context, args []string, env func(string) string, stdou
 		return err
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
-	if cfg.ReplicaID == "" {
-		// a watcher must not reuse an application replica's binlog offset
-		cfg.ReplicaID = "watch-" + Config{}.replicaID()
-	}
+	// a watcher is not an application replica: its own id (and so its own
+	// server_id), and no stored binlog position
+	cfg.ReplicaID = "watch-" + Config{}.replicaID()
+	cfg.Ephemeral = true
 	return Watch(ctx, cfg, table, filter, *format == "json", stdout)
 }
 

@@ -40,6 +40,9 @@ type Reader struct {
 	// SaveEvery bounds how often the position is written while changes
 	// flow; it is always written when the reader stops.
 	SaveEvery time.Duration
+	// Ephemeral readers (a CLI watch) start at the current position and
+	// store nothing.
+	Ephemeral bool
 
 	pos       map[uint32]mysql.MariadbGTID // domain -> last committed
 	lastSave  time.Time
@@ -63,9 +66,15 @@ func (r *Reader) Run(ctx context.Context, ready chan<- struct{}) error {
 	if r.SaveEvery <= 0 {
 		r.SaveEvery = 200 * time.Millisecond
 	}
-	start, ok, err := r.Offsets.Load(ctx, r.ReplicaID)
-	if err != nil {
-		return err
+	var (
+		start string
+		ok    bool
+		err   error
+	)
+	if !r.Ephemeral {
+		if start, ok, err = r.Offsets.Load(ctx, r.ReplicaID); err != nil {
+			return err
+		}
 	}
 	if ok {
 		r.Logger.Info("binlog reader resumes from stored position", "gtid", start, "server_id", r.ServerID)
@@ -223,7 +232,7 @@ func (r *Reader) current(ctx context.Context) (string, error) {
 }
 
 func (r *Reader) save(ctx context.Context, force bool) {
-	if !r.dirty || (!force && time.Since(r.lastSave) < r.SaveEvery) {
+	if r.Ephemeral || !r.dirty || (!force && time.Since(r.lastSave) < r.SaveEvery) {
 		return
 	}
 	if err := r.Offsets.Save(ctx, r.ReplicaID, r.ServerID, r.Position()); err != nil {

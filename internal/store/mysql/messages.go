@@ -72,14 +72,16 @@ func (s *Store) Enqueue(ctx context.Context, m *store.Message, claim *store.Enqu
 		if err != nil {
 			return err
 		}
-		if res.ID, err = r.LastInsertId(); err != nil {
-			return err
-		}
-		return s.db.QueryRowContext(ctx, "SELECT deliver_at, created_at, state FROM voltro_messages WHERE id = ?", res.ID).
-			Scan(&m.DeliverAt, &m.CreatedAt, &state)
+		res.ID, err = r.LastInsertId()
+		return err
 	})
 	if isDuplicate(err) && dkey != nil {
 		return s.duplicate(ctx, dkey)
+	}
+	if err == nil && !s.returning() {
+		// outside the retry: the row is in, only its values are read back
+		err = s.db.QueryRowContext(ctx, "SELECT deliver_at, created_at, state FROM voltro_messages WHERE id = ?", res.ID).
+			Scan(&m.DeliverAt, &m.CreatedAt, &state)
 	}
 	if err != nil {
 		return store.EnqueueResult{}, wrapErr("enqueue", err)

@@ -23,11 +23,12 @@ type command struct {
 // commands is the command table; `voltro help` prints it.
 func commands() map[string]command {
 	return map[string]command{
-		"demo":     {"run the demo app on the embedded default (a SQLite file here) or DB_URL", runDemo},
-		"bench":    {"benchmarks: `bench messages` (persisted request/reply), more with --help", runBench},
-		"messages": {"list messages and dead letters; replay a dead letter", runMessages},
-		"migrate":  {"apply the database migrations of DB_URL and exit", runMigrate},
-		"version":  {"print the version", runVersion},
+		"demo":      {"run the demo app on the embedded default (a SQLite file here) or DB_URL", runDemo},
+		"bench":     {"benchmarks: `bench messages` (persisted request/reply), more with --help", runBench},
+		"messages":  {"list messages and dead letters; replay a dead letter", runMessages},
+		"migrate":   {"apply the database migrations of DB_URL and exit", runMigrate},
+		"version":   {"print the version", runVersion},
+		"workflows": {"start, get, list, cancel and signal workflow runs through DB_URL", runWorkflows},
 	}
 }
 

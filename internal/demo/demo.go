@@ -31,17 +31,26 @@ func Register(app *voltro.App) error {
 		c.n[id] += req.By
 		return c.n[id], nil
 	})
-	return app.Register(counter)
+	return app.Register(counter, Chain, Nap, Approval, FanOut)
 }
 
 // PrintWelcome says where to look and what to try.
 func PrintWelcome(w io.Writer, dbURL, inspect string) {
-	fmt.Fprintf(w, `voltro demo is running on %s
-  inspect:   curl -s http://%s/_voltro/inspect/cluster
-  readiness: curl -s http://%s/_voltro/health/ready
-  messages:  DB_URL=%s voltro messages list
-Run more instances against one PostgreSQL or MariaDB database (DB_URL=postgres://…,
-VOLTRO_WORKFLOW_RUNNER_PORT different per instance) and they form a cluster.
-Stop with Ctrl-C: running work finishes and shards are released.
-`, dbURL, inspect, inspect, dbURL)
+	fmt.Fprintf(w, `voltro demo is running on %[1]s
+
+Try, from another terminal (DB_URL=%[1]s):
+  voltro workflows start demo.chain --input '{"steps":5,"stepMillis":500}'
+  voltro workflows get <id>                  # steps, attempts, the runner of each
+  voltro workflows start demo.nap --input '{"seconds":30}'    # stop this demo meanwhile: it resumes
+  voltro workflows start demo.approval --input '{"item":"invoice 7"}'
+  voltro workflows signal <id> approve --payload '{"approved":true,"by":"you"}'
+  voltro workflows start demo.fanout --input '{"children":3}'
+  voltro workflows list
+Look inside:
+  curl -s http://%[2]s/_voltro/inspect/cluster
+  curl -s http://%[2]s/_voltro/health/ready
+Run several instances against one PostgreSQL or MariaDB database (DB_URL=postgres://…, a
+different VOLTRO_WORKFLOW_RUNNER_PORT each) and they form a cluster: kill one with SIGKILL
+and its runs resume on the others. Stop with Ctrl-C: running work finishes, shards are released.
+`, dbURL, inspect)
 }

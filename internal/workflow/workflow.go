@@ -278,3 +278,12 @@ func (w *Engine) notifyLocal(id string) {
 }
 
 func (w *Engine) String() string { return fmt.Sprintf("workflows on %s", w.e.Address()) }
+
+// StepAttempts returns every recorded attempt of a run's steps from the
+// introspection tables (empty when the store keeps none).
+func (w *Engine) StepAttempts(ctx context.Context, id string) ([]store.StepRecord, error) {
+	if w.intro.in == nil {
+		return nil, nil
+	}
+	return w.intro.in.RunSteps(ctx, id)
+}

@@ -1,0 +1,273 @@
+package main
+
+// voltro workflows: start, inspect, list, cancel and signal runs through the
+// database (DB_URL), without the workflow's code.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/voltro/voltro/internal/config"
+	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/open"
+	"github.com/voltro/voltro/internal/workflow"
+)
+
+const workflowsUsage = `usage: voltro workflows start NAME [--input JSON] [--key K]
+       voltro workflows get ID [--format json]
+       voltro workflows list [--status S] [--name N] [--limit N] [--format json]
+       voltro workflows cancel ID
+       voltro workflows signal ID NAME [--payload JSON]`
+
+// workflowClient opens the store as a client: it owns no shards and
+// registers no runner; the owners pick started runs up from the database.
+func workflowClient(ctx context.Context, env func(string) string) (*workflow.Engine, func(), error) {
+	if env("DB_URL") == "" {
+		return nil, nil, fmt.Errorf("DB_URL is not set: point it at the cluster's database")
+	}
+	cfg, err := config.FromEnv(env, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Warnings = nil
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// Read and write the database directly; do not take the SQLite
+	// ownership guard: a running engine may hold it.
+	d, err := open.Open(ctx, cfg, quiet)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: d, Logger: quiet})
+	if err != nil {
+		d.Close()
+		return nil, nil, err
+	}
+	w, err := workflow.New(e)
+	if err != nil {
+		d.Close()
+		return nil, nil, err
+	}
+	return w, func() { w.Close(); _ = e.Close(context.Background()); d.Close() }, nil
+}
+
+func runWorkflows(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, workflowsUsage)
+		return errUsage
+	}
+	sub, rest := args[0], args[1:]
+	if sub == "--help" || sub == "-h" || sub == "help" {
+		fmt.Fprintln(stdout, workflowsUsage)
+		return errHelp
+	}
+	fs := flags("workflows "+sub, workflowsUsage, stderr)
+	input := fs.String("input", "null", "start: the run's input as JSON")
+	key := fs.String("key", "", "start: idempotency key (same name + key = same run)")
+	payload := fs.String("payload", "null", "signal: the payload as JSON")
+	format := fs.String("format", "table", "get, list: table or json")
+	status := fs.String("status", "", "list: running, suspended, completed, failed or cancelled")
+	name := fs.String("name", "", "list: only this workflow")
+	limit := fs.Int("limit", 50, "list: at most this many")
+	// flags may follow the positional arguments
+	var pos []string
+	for len(rest) > 0 {
+		if err := parse(fs, rest); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	need := map[string]int{"start": 1, "get": 1, "list": 0, "cancel": 1, "signal": 2}
+	n, ok := need[sub]
+	if !ok {
+		fmt.Fprintf(stderr, "voltro workflows: unknown subcommand %q\n%s\n", sub, workflowsUsage)
+		return errUsage
+	}
+	if len(pos) != n {
+		fmt.Fprintln(stderr, workflowsUsage)
+		return errUsage
+	}
+	w, done, err := workflowClient(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	switch sub {
+	case "start":
+		if !json.Valid([]byte(*input)) {
+			return errs.New(errs.CodeInvalidArgument, "--input is not valid JSON: %s", *input)
+		}
+		x, existing, err := w.Start(ctx, pos[0], []byte(*input), workflow.StartOptions{Key: *key, Source: "cli"})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, x.ID)
+		if existing {
+			fmt.Fprintf(stderr, "(the key names an existing run, status %s)\n", x.Status)
+		}
+		return nil
+	case "get":
+		return workflowGet(ctx, w, pos[0], *format, stdout)
+	case "list":
+		xs, err := w.List(ctx, store.ExecutionFilter{Status: store.ExecStatus(*status), Name: *name, Limit: *limit})
+		if err != nil {
+			return err
+		}
+		if *format == "json" {
+			out := make([]execView, 0, len(xs))
+			for _, x := range xs {
+				out = append(out, viewOf(x))
+			}
+			return printJSON(stdout, out)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tWAITING ON\tRUNNER\tCREATED")
+		for _, x := range xs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", x.ID, x.Name, x.Status, x.WaitingOn, x.Runner, x.CreatedAt.Format(time.RFC3339))
+		}
+		return tw.Flush()
+	case "cancel":
+		if err := w.Cancel(ctx, pos[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "cancel requested for %s\n", pos[0])
+		return nil
+	case "signal":
+		if !json.Valid([]byte(*payload)) {
+			return errs.New(errs.CodeInvalidArgument, "--payload is not valid JSON: %s", *payload)
+		}
+		stored, err := w.Signal(ctx, pos[0], pos[1], []byte(*payload))
+		if err != nil {
+			return err
+		}
+		if stored {
+			fmt.Fprintf(stdout, "signal %q delivered to %s\n", pos[1], pos[0])
+		} else {
+			fmt.Fprintf(stdout, "signal %q was already delivered to %s; the first one counts\n", pos[1], pos[0])
+		}
+		return nil
+	}
+	return nil
+}
+
+type stepView struct {
+	Seq      int             `json:"seq"`
+	Kind     string          `json:"kind"`
+	Name     string          `json:"name"`
+	Attempts int             `json:"attempts"`
+	Runner   string          `json:"runner"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	Error    *errs.Error     `json:"error,omitempty"`
+	Finished time.Time       `json:"finishedAt"`
+	Tries    []tryView       `json:"tries,omitempty"`
+}
+
+type tryView struct {
+	Attempt int    `json:"attempt"`
+	Status  string `json:"status"`
+	Runner  string `json:"runner"`
+	Replica string `json:"replicaId,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+type execView struct {
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Status     string          `json:"status"`
+	WaitingOn  string          `json:"waitingOn,omitempty"`
+	Input      json.RawMessage `json:"input,omitempty"`
+	Result     json.RawMessage `json:"result,omitempty"`
+	Error      *errs.Error     `json:"error,omitempty"`
+	ParentID   string          `json:"parentId,omitempty"`
+	Runner     string          `json:"runner,omitempty"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	FinishedAt *time.Time      `json:"finishedAt,omitempty"`
+	Steps      []stepView      `json:"steps,omitempty"`
+}
+
+func viewOf(x store.Execution) execView {
+	v := execView{ID: x.ID, Name: x.Name, Status: string(x.Status), WaitingOn: x.WaitingOn, ParentID: x.ParentID, Runner: x.Runner, CreatedAt: x.CreatedAt}
+	if json.Valid(x.Input) {
+		v.Input = x.Input
+	}
+	if json.Valid(x.Output) {
+		v.Result = x.Output
+	}
+	if len(x.Error) > 0 {
+		v.Error = errs.Decode(x.Error)
+	}
+	if !x.FinishedAt.IsZero() {
+		t := x.FinishedAt
+		v.FinishedAt = &t
+	}
+	return v
+}
+
+func workflowGet(ctx context.Context, w *workflow.Engine, id, format string, stdout io.Writer) error {
+	x, err := w.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	v := viewOf(x)
+	journal, err := w.Journal(ctx, id)
+	if err != nil {
+		return err
+	}
+	tries := map[int][]tryView{}
+	if steps, err := w.StepAttempts(ctx, id); err == nil {
+		for _, s := range steps {
+			tries[s.Seq] = append(tries[s.Seq], tryView{Attempt: s.Attempt, Status: s.Status, Runner: s.Runner, Replica: s.ReplicaID, Error: s.Error})
+		}
+	}
+	for _, e := range journal {
+		sv := stepView{Seq: e.Seq, Kind: string(e.Kind), Name: e.Name, Attempts: e.Attempts, Runner: e.Runner, Finished: e.FinishedAt, Tries: tries[e.Seq]}
+		if json.Valid(e.Result) {
+			sv.Result = e.Result
+		}
+		if len(e.Error) > 0 {
+			sv.Error = errs.Decode(e.Error)
+		}
+		v.Steps = append(v.Steps, sv)
+	}
+	if format == "json" {
+		return printJSON(stdout, v)
+	}
+	fmt.Fprintf(stdout, "%s  %s  %s\n", v.ID, v.Name, strings.ToUpper(v.Status))
+	if v.WaitingOn != "" {
+		fmt.Fprintf(stdout, "  waiting on: %s\n", v.WaitingOn)
+	}
+	if v.ParentID != "" {
+		fmt.Fprintf(stdout, "  parent:     %s\n", v.ParentID)
+	}
+	fmt.Fprintf(stdout, "  input:      %s\n", v.Input)
+	switch {
+	case v.Error != nil:
+		fmt.Fprintf(stdout, "  error:      %s (%s)\n", v.Error.Message, v.Error.Code)
+	case x.Status == store.ExecCompleted:
+		fmt.Fprintf(stdout, "  result:     %s\n", v.Result)
+	}
+	if len(v.Steps) > 0 {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  #\tKIND\tNAME\tATTEMPTS\tRUNNER\tOUTCOME")
+		for _, s := range v.Steps {
+			outcome := string(s.Result)
+			if s.Error != nil {
+				outcome = "error: " + s.Error.Message
+			}
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%s\t%s\n", s.Seq, s.Kind, s.Name, s.Attempts, s.Runner, firstLine(outcome, 60))
+		}
+		tw.Flush()
+	}
+	return nil
+}

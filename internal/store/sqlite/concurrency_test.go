@@ -20,7 +20,7 @@ func TestConcurrentMigrate(t *testing.T) {
 	ctx := context.Background()
 	var stores []*sqlite.Store
 	for i := 0; i < 3; i++ {
-		s, err := sqlite.Open(ctx, path, sqlite.Options{})
+		s, err := sqlite.Open(ctx, path, sqlite.Options{Logger: quiet})
 		if err != nil {
 			t.Fatal(err)
 		}

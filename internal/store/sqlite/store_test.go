@@ -5,6 +5,7 @@ package sqlite_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,11 +19,14 @@ import (
 	"github.com/voltro/voltro/internal/store/storetest"
 )
 
+// quiet drops the store's log lines in tests.
+var quiet = slog.New(slog.DiscardHandler)
+
 // openTest opens and migrates a store on path, closed at the end of t.
 func openTest(t testing.TB, path string) *sqlite.Store {
 	t.Helper()
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
+	s, err := sqlite.Open(ctx, path, sqlite.Options{Logger: quiet})
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}

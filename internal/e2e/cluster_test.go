@@ -55,7 +55,7 @@ func TestStallRegression(t *testing.T) {
 			}
 			p := startProc(t, "stall-a", map[string]string{"DB_URL": url, "E2E_REGISTER_AFTER": "4s", "E2E_HOST_OTHER": "1", "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": "1s"})
 			d := look(t, url)
-			waitFor(t, 10*time.Second, "the runner owns every shard", func() bool { return owners(t, d)[p.addr] == 300 })
+			waitFor(t, 30*time.Second, "the runner owns every shard", func() bool { return owners(t, d)[p.addr] == 300 })
 			time.Sleep(time.Second)
 			if _, ok := p.find("REGISTERED "); ok {
 				t.Fatal("registered too early for the test to mean anything")

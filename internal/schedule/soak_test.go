@@ -46,6 +46,11 @@ func startReplica(t *testing.T, dbURL, name string, extraEnv ...string) *replica
 // stop sends SIGTERM and waits up to 15 s for a clean exit.
 func (p *replicaProc) stop(t *testing.T) {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	p.wait(t)
+}
+
+// wait waits up to 15 s for the process to exit cleanly.
+func (p *replicaProc) wait(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- p.cmd.Wait() }()
 	select {
@@ -95,12 +100,19 @@ func TestSoakAdvisoryLockProcesses(t *testing.T) {
 		}
 	}
 	time.Sleep(duration)
-	stopped := time.Now()
+	stopped, n := time.Now(), 0
 	for _, f := range fleets {
 		for _, p := range f.procs {
-			p.stop(t)
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			n++
 		}
 	}
+	for _, f := range fleets {
+		for _, p := range f.procs {
+			p.wait(t)
+		}
+	}
+	t.Logf("%d processes stopped in %v", n, time.Since(stopped).Round(time.Millisecond))
 	for _, f := range fleets {
 		t.Run(f.name, func(t *testing.T) {
 			checkSoak(t, openURL(t, f.url), f.schedule, len(f.procs), started.Add(3*time.Second), stopped.Add(-time.Second), duration)

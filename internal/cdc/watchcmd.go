@@ -5,6 +5,7 @@ package cdc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -38,6 +39,9 @@ func RunWatch(ctx context.Context, args []string, env func(string) string, stdou
 	var table string
 	for {
 		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
 			return errs.Wrap(errs.CodeInvalidArgument, err, "watch")
 		}
 		if fs.NArg() == 0 {

@@ -1,0 +1,40 @@
+package changes_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/voltro/voltro/changes"
+)
+
+// A subscriber sees the writes made through the feed, filtered, after they
+// commit. Against PostgreSQL or a binlog-enabled MariaDB the same code sees
+// the writes of every instance and of any other client.
+func Example() {
+	ctx := context.Background()
+	feed, err := changes.Open(ctx, changes.Config{URL: "memory:", ReplicaID: "pod-0", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	defer feed.Close()
+	if _, err := feed.DB().ExecContext(ctx, `CREATE TABLE orders (id INTEGER PRIMARY KEY, status TEXT NOT NULL)`); err != nil {
+		panic(err)
+	}
+	paid, err := feed.Subscribe(ctx, "orders", changes.Filter{"status": "paid"})
+	if err != nil {
+		panic(err)
+	}
+	if _, err := feed.Insert(ctx, "orders", changes.Row{"id": 1, "status": "new"}); err != nil {
+		panic(err)
+	}
+	if _, err := feed.Update(ctx, "orders", changes.Row{"id": 1}, changes.Row{"status": "paid"}); err != nil {
+		panic(err)
+	}
+	d := <-paid
+	fmt.Println(feed.BootLine())
+	fmt.Println(d.Op, d.Table, d.Key["id"], d.Old["status"], "->", d.Row["status"])
+	// Output:
+	// sql dialect resolved: memory — CDC: in-process bus
+	// update orders 1 new -> paid
+}

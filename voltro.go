@@ -181,3 +181,19 @@ func (a *App) Shards() (owned, total int) {
 	cfg := a.e.Config()
 	return len(a.e.Runner().Held()), cfg.ShardCount * len(cfg.Groups)
 }
+
+// ShardOwners reads the shard ledger: every shard with a live owner, mapped
+// to that runner's address, and the shard count per group.
+func (a *App) ShardOwners(ctx context.Context) (map[string]string, int, error) {
+	locks, err := a.e.Store().ShardLocks(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make(map[string]string, len(locks))
+	for _, l := range locks {
+		if l.Owner != "" && !l.Expired {
+			out[l.Shard] = l.Owner
+		}
+	}
+	return out, a.e.Config().ShardCount, nil
+}

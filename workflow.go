@@ -312,3 +312,6 @@ func (a *App) SignalWorkflow(ctx context.Context, id, name string, payload any) 
 	}
 	return wf.Signal(ctx, id, name, b)
 }
+
+// ExecutionID is the id of the run that workflow name started with key.
+func ExecutionID(name, key string) string { return workflow.ExecutionID(name, key) }

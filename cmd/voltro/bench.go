@@ -6,17 +6,34 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/voltro/voltro/internal/bench"
 )
 
+const benchUsage = `usage: voltro bench messages [--db URL] [--senders 8] [--duration 5s] [--sequential 1000] [--idle 20s]
+       voltro bench workflows [--db URL] [--sequential 200] [--concurrent 2000] [--failover]
+       voltro bench cdc [flags]          (see voltro bench cdc --help)
+Every figure is printed beside the database's own single-row commit rate from the same run.`
+
 func runBench(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "messages" {
-		fmt.Fprintln(stderr, "usage: voltro bench messages [--db URL] [--senders 8] [--duration 5s] [--sequential 1000] [--idle 20s]")
-		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
-			return errHelp
-		}
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, benchUsage)
+		return errUsage
+	}
+	switch args[0] {
+	case "messages":
+	case "workflows":
+		return runBenchWorkflows(ctx, args[1:], env, stdout, stderr)
+	case "worker":
+		// a worker process of bench workflows --failover; not for direct use
+		return bench.Worker(ctx)
+	case "--help", "-h", "help":
+		fmt.Fprintln(stdout, benchUsage)
+		return errHelp
+	default:
+		fmt.Fprintln(stderr, benchUsage)
 		return errUsage
 	}
 	fs := flags("bench messages", "bench messages [flags]", stderr)
@@ -37,6 +54,35 @@ func runBench(ctx context.Context, args []string, env func(string) string, stdou
 	}
 	fmt.Fprintln(stderr, "measuring the database commit rate, then sequential and concurrent request/reply, then an idle window…")
 	res, err := bench.Messages(ctx, bench.MessagesConfig{DBURL: url, Env: env, Senders: *senders, Duration: *duration, Sequential: *seq, Idle: *idle})
+	if err != nil {
+		return err
+	}
+	res.Print(stdout)
+	return nil
+}
+
+func runBenchWorkflows(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
+	fs := flags("bench workflows", "bench workflows [flags]", stderr)
+	db := fs.String("db", "", "database URL (default DB_URL)")
+	seq := fs.Int("sequential", 200, "(a) workflows run one after another")
+	conc := fs.Int("concurrent", 2000, "(b) workflows started at once")
+	failover := fs.Bool("failover", true, "(c, d) also measure SIGKILL failover and restart recovery with worker processes")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	url := *db
+	if url == "" {
+		url = env("DB_URL")
+	}
+	if url == "" {
+		return fmt.Errorf("set DB_URL or --db to the database to measure")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "measuring the database commit rate, then sequential and concurrent workflows, then failover…")
+	res, err := bench.Workflows(ctx, bench.WorkflowsConfig{DBURL: url, Env: env, Sequential: *seq, Concurrent: *conc, Failover: *failover, Executable: exe})
 	if err != nil {
 		return err
 	}

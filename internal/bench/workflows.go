@@ -1,0 +1,210 @@
+package bench
+
+// voltro bench workflows: the peers' workload (a 3-step workflow whose steps
+// add one) measured four ways, beside the database's own commit rate.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/voltro/voltro"
+)
+
+// WorkflowsConfig configures the benchmark.
+type WorkflowsConfig struct {
+	DBURL      string
+	Env        func(string) string
+	Sequential int // default 200
+	Concurrent int // default 2000
+	// Failover runs the SIGKILL failover and restart-recovery phases with
+	// worker processes started from Executable (the voltro binary).
+	Failover   bool
+	Executable string
+	Logger     *slog.Logger
+}
+
+// WorkflowsResult holds the figures.
+type WorkflowsResult struct {
+	Dialect        string
+	Commit1        float64
+	Commit8        float64
+	SeqN           int
+	SeqP50, SeqP99 time.Duration
+	ConcN          int
+	ConcPerSecond  float64
+	ConcElapsed    time.Duration
+	Failover       time.Duration // kill → completion on a live instance
+	FailoverNote   string
+	Restart        time.Duration // kill → completion after a fresh start
+	RestartNote    string
+}
+
+// Step1 etc. are the benchmark's workflow: three steps, each adds one.
+var benchWorkflow = voltro.NewWorkflow("bench.three", func(wc *voltro.WorkflowContext, n int) (int, error) {
+	for i := 0; i < 3; i++ {
+		v, err := voltro.Step(wc, "add"+strconv.Itoa(i), func(ctx context.Context) (int, error) { return n + 1, nil })
+		if err != nil {
+			return 0, err
+		}
+		n = v
+	}
+	return n, nil
+})
+
+// Workflows runs the benchmark.
+func Workflows(ctx context.Context, cfg WorkflowsConfig) (WorkflowsResult, error) {
+	if cfg.Sequential <= 0 {
+		cfg.Sequential = 200
+	}
+	if cfg.Concurrent <= 0 {
+		cfg.Concurrent = 2000
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	var res WorkflowsResult
+	port, err := freePort()
+	if err != nil {
+		return res, err
+	}
+	env := overlay(cfg.Env, map[string]string{"VOLTRO_WORKFLOW_RUNNER_HOST": "127.0.0.1", "VOLTRO_WORKFLOW_RUNNER_PORT": strconv.Itoa(port), "POD_NAME": "bench"})
+	app, err := voltro.New(ctx, voltro.WithDB(cfg.DBURL), voltro.WithEnv(env), voltro.WithLogger(cfg.Logger))
+	if err != nil {
+		return res, err
+	}
+	defer app.Close(context.WithoutCancel(ctx))
+	db, dialect, err := app.DB()
+	if err != nil {
+		return res, err
+	}
+	res.Dialect = dialect
+	if res.Commit1, err = commitRate(ctx, db, dialect, 1, 3*time.Second); err != nil {
+		return res, err
+	}
+	if res.Commit8, err = commitRate(ctx, db, dialect, 8, 3*time.Second); err != nil {
+		return res, err
+	}
+	if err := app.Register(benchWorkflow); err != nil {
+		return res, err
+	}
+	if err := app.Start(ctx); err != nil {
+		return res, err
+	}
+	if err := waitOwned(ctx, app, 60*time.Second); err != nil {
+		return res, err
+	}
+	for i := 0; i < 50; i++ { // warm up
+		if _, err := benchWorkflow.Run(ctx, app, i); err != nil {
+			return res, fmt.Errorf("warm-up: %w", err)
+		}
+	}
+
+	lat := make([]time.Duration, 0, cfg.Sequential)
+	for i := 0; i < cfg.Sequential; i++ {
+		t0 := time.Now()
+		v, err := benchWorkflow.Run(ctx, app, i)
+		if err != nil {
+			return res, err
+		}
+		if v != i+3 {
+			return res, fmt.Errorf("workflow returned %d for %d", v, i)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	res.SeqN, res.SeqP50, res.SeqP99 = len(lat), lat[len(lat)/2], lat[len(lat)*99/100]
+
+	// throughput: start all, then wait for all; first start → last completion
+	start := time.Now()
+	handles := make([]*voltro.Handle[int], cfg.Concurrent)
+	var wg sync.WaitGroup
+	var firstErr error
+	var once sync.Once
+	var next atomic.Int64
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= cfg.Concurrent {
+					return
+				}
+				h, err := benchWorkflow.Start(ctx, app, i)
+				if err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+				handles[i] = h
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return res, firstErr
+	}
+	for i, h := range handles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := h.Result(ctx)
+			if err == nil && v != i+3 {
+				err = fmt.Errorf("workflow returned %d for %d", v, i)
+			}
+			if err != nil {
+				once.Do(func() { firstErr = err })
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return res, firstErr
+	}
+	res.ConcN = cfg.Concurrent
+	res.ConcElapsed = time.Since(start)
+	res.ConcPerSecond = float64(cfg.Concurrent) / res.ConcElapsed.Seconds()
+
+	if cfg.Failover {
+		if err := app.Close(ctx); err != nil {
+			return res, err
+		}
+		if res.Failover, res.FailoverNote, err = measureFailover(ctx, cfg, false); err != nil {
+			return res, fmt.Errorf("failover: %w", err)
+		}
+		if res.Restart, res.RestartNote, err = measureFailover(ctx, cfg, true); err != nil {
+			return res, fmt.Errorf("restart recovery: %w", err)
+		}
+	}
+	return res, nil
+}
+
+func overlay(base func(string) string, extra map[string]string) func(string) string {
+	return func(k string) string {
+		if base != nil {
+			if v := base(k); v != "" {
+				return v
+			}
+		}
+		return extra[k]
+	}
+}
+
+// Print writes the report.
+func (r WorkflowsResult) Print(w io.Writer) {
+	fmt.Fprintf(w, "voltro bench workflows — dialect %s, a 3-step workflow (each step adds one)\n", r.Dialect)
+	fmt.Fprintf(w, "  database commit rate (single-row INSERT, autocommit): %.0f/s with 1 connection, %.0f/s with 8\n", r.Commit1, r.Commit8)
+	commit := time.Duration(float64(time.Second) / r.Commit1)
+	fmt.Fprintf(w, "  (a) sequential, %d runs start → result: p50 %s, p99 %s  (p50 = %.1f single-row commits)\n", r.SeqN, r.SeqP50.Round(time.Microsecond), r.SeqP99.Round(time.Microsecond), float64(r.SeqP50)/float64(commit))
+	fmt.Fprintf(w, "  (b) %d started at once, first start → last completion: %s = %.0f workflows/s  (%.2f workflows per 8-connection commit)\n", r.ConcN, r.ConcElapsed.Round(time.Millisecond), r.ConcPerSecond, r.ConcPerSecond/r.Commit8)
+	if r.Failover > 0 {
+		fmt.Fprintf(w, "  (c) SIGKILL mid-step → completed on a live instance: %s  (%s)\n", r.Failover.Round(time.Millisecond), r.FailoverNote)
+		fmt.Fprintf(w, "  (d) SIGKILL, then a fresh process → completed: %s  (%s)\n", r.Restart.Round(time.Millisecond), r.RestartNote)
+	}
+}

@@ -2,6 +2,7 @@ package cdc
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"testing"
@@ -20,13 +21,19 @@ func benchSize(def int) int {
 }
 
 func runBench(b *testing.B, url string) {
+	for _, batch := range []int{1, 10} {
+		b.Run(fmt.Sprintf("rows-per-tx=%d", batch), func(b *testing.B) { runBenchBatch(b, url, batch) })
+	}
+}
+
+func runBenchBatch(b *testing.B, url string, batch int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	lg, _ := newLog(b)
 	var res BenchResult
 	for b.Loop() {
 		var err error
-		res, err = RunBench(ctx, BenchConfig{URL: url, Samples: 300, Events: benchSize(5000), Writers: 4, Logger: lg})
+		res, err = RunBench(ctx, BenchConfig{URL: url, Samples: 300, Events: benchSize(5000), Writers: 4, BatchSize: batch, Logger: lg})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -71,6 +71,13 @@ func TestPostgresCrossInstance(t *testing.T) {
 			t.Fatalf("oversized delete: %+v", d.Key)
 		}
 	})
+
+	t.Run("truncate resyncs", func(t *testing.T) {
+		psql(t, url, "TRUNCATE items")
+		if d := next(t, ch, 5*time.Second); d.Op != delta.Resync || d.Table != "items" {
+			t.Fatalf("got %+v", d)
+		}
+	})
 }
 
 // Killing the listening connection makes subscribers resync; later changes

@@ -22,6 +22,7 @@ import (
 
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/schedule"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/open"
 	"github.com/voltro/voltro/internal/workflow"
@@ -29,12 +30,16 @@ import (
 
 // App is one voltro instance.
 type App struct {
-	e      *engine.Engine
-	wf     *workflow.Engine
-	log    *slog.Logger
-	mu     sync.Mutex
-	hooks  []func(ctx context.Context) error // run at Start, after the engine serves
-	closes []func(ctx context.Context) error // run at Close, before the engine leaves
+	e     *engine.Engine
+	wf    *workflow.Engine
+	sched *schedule.Scheduler
+	// schedDefault is VOLTRO_SCHEDULE_COORDINATION, validated at New.
+	schedDefault schedule.Coordination
+	started      bool
+	log          *slog.Logger
+	mu           sync.Mutex
+	hooks        []func(ctx context.Context) error // run at Start, after the engine serves
+	closes       []func(ctx context.Context) error // run at Close, before the engine leaves
 }
 
 type appOptions struct {
@@ -72,11 +77,15 @@ func New(ctx context.Context, opts ...Option) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	coord, err := schedule.DefaultCoordinationFromEnv(o.env)
+	if err != nil {
+		return nil, err
+	}
 	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.store, Open: open.Open, Logger: o.logger})
 	if err != nil {
 		return nil, err
 	}
-	return &App{e: e, log: o.logger}, nil
+	return &App{e: e, log: o.logger, schedDefault: coord}, nil
 }
 
 // Start joins the cluster (or starts the single-process engine) and serves
@@ -85,7 +94,11 @@ func (a *App) Start(ctx context.Context) error {
 	if err := a.e.Start(ctx); err != nil {
 		return err
 	}
-	for _, h := range a.hooks {
+	a.mu.Lock()
+	a.started = true
+	hooks := a.hooks
+	a.mu.Unlock()
+	for _, h := range hooks {
 		if err := h(ctx); err != nil {
 			_ = a.e.Close(ctx)
 			return err

@@ -12,12 +12,18 @@ import (
 
 	"github.com/voltro/voltro"
 	"github.com/voltro/voltro/internal/demo"
+	"github.com/voltro/voltro/internal/schedule"
 )
 
 func runDemo(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
-	fs := flags("demo", "demo [--db URL]", stderr)
+	fs := flags("demo", "demo [--db URL] [--tick 5s]", stderr)
 	db := fs.String("db", "", "database URL (default DB_URL, else sqlite:voltro-demo.db in this directory)")
+	tick := fs.String("tick", "", "period of the demo.tick schedule (default VOLTRO_DEMO_TICK, else 5s)")
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	every, err := schedule.DemoTickEvery(*tick, env)
+	if err != nil {
 		return err
 	}
 	url := *db
@@ -32,7 +38,7 @@ func runDemo(ctx context.Context, args []string, env func(string) string, stdout
 	if err != nil {
 		return err
 	}
-	if err := demo.Register(app); err != nil {
+	if err := demo.Register(app, every); err != nil {
 		_ = app.Close(ctx)
 		return err
 	}

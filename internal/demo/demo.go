@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/voltro/voltro"
 )
@@ -22,8 +23,9 @@ type counters struct {
 	n  map[string]int
 }
 
-// Register adds the demo's entity types (and workflows, schedules) to app.
-func Register(app *voltro.App) error {
+// Register adds the demo's entity types, workflows and the demo.tick
+// schedule (every tick) to app.
+func Register(app *voltro.App, tick time.Duration) error {
 	c := &counters{n: map[string]int{}}
 	counter := voltro.NewEntity("demo.counter", func(ctx context.Context, id string, req AddRequest) (int, error) {
 		c.mu.Lock()
@@ -31,7 +33,12 @@ func Register(app *voltro.App) error {
 		c.n[id] += req.By
 		return c.n[id], nil
 	})
-	return app.Register(counter, Chain, Nap, Approval, FanOut)
+	log := app.Logger()
+	ticker := voltro.NewSchedule("demo.tick", "@every "+tick.String(), func(ctx context.Context, at time.Time) error {
+		log.InfoContext(ctx, "demo.tick fired", "scheduledAt", at, "late", time.Since(at).Round(time.Millisecond))
+		return nil
+	})
+	return app.Register(counter, Chain, Nap, Approval, FanOut, ticker)
 }
 
 // PrintWelcome says where to look and what to try.
@@ -46,6 +53,7 @@ Try, from another terminal (DB_URL=%[1]s):
   voltro workflows signal <id> approve --payload '{"approved":true,"by":"you"}'
   voltro workflows start demo.fanout --input '{"children":3}'
   voltro workflows list
+  voltro schedules list; voltro schedules runs demo.tick   # demo.tick fires once per tick across instances
 Look inside:
   curl -s http://%[2]s/_voltro/inspect/cluster
   curl -s http://%[2]s/_voltro/health/ready

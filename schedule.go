@@ -1,0 +1,126 @@
+package voltro
+
+// Schedules: cron expressions that fire once across the fleet. Coordination
+// is single (always fire), advisoryLock (a claims row per tick decides; the
+// default on SQL stores) or cluster (the owner of the schedule's shard fires
+// it through the workflow engine).
+
+import (
+	"context"
+	"time"
+
+	"github.com/voltro/voltro/internal/schedule"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// Schedule is a registered cron schedule.
+type Schedule struct {
+	s schedule.Schedule
+}
+
+// ScheduleOption tunes a schedule.
+type ScheduleOption func(*schedule.Schedule)
+
+// Coordination overrides the app-wide default: "single", "advisoryLock" or
+// "cluster".
+func Coordination(c string) ScheduleOption {
+	return func(s *schedule.Schedule) { s.Coordination = schedule.Coordination(c) }
+}
+
+// Overlap sets what a tick does while the previous run (on any instance)
+// still runs: "skip" (default), "queue" (at most one waits) or "parallel".
+func Overlap(o string) ScheduleOption {
+	return func(s *schedule.Schedule) { s.Overlap = schedule.Overlap(o) }
+}
+
+// CatchUp fires ticks missed while no instance ran, late, instead of
+// recording them missed.
+func CatchUp() ScheduleOption { return func(s *schedule.Schedule) { s.CatchUp = true } }
+
+// InTimeZone reads the expression in an IANA time zone (default UTC).
+func InTimeZone(tz string) ScheduleOption { return func(s *schedule.Schedule) { s.TimeZone = tz } }
+
+// NewSchedule declares a schedule: a name, a cron expression (5 fields, an
+// optional leading seconds field, or a descriptor such as "@every 10s") and
+// the function to fire with the tick's scheduled time.
+func NewSchedule(name, spec string, fn func(ctx context.Context, scheduledAt time.Time) error, opts ...ScheduleOption) *Schedule {
+	s := &Schedule{s: schedule.Schedule{Name: name, Spec: spec, Func: fn}}
+	for _, f := range opts {
+		f(&s.s)
+	}
+	return s
+}
+
+// register validates and adds the schedule; a malformed expression fails
+// here with the expression and what is wrong.
+func (s *Schedule) register(a *App) error {
+	sch, err := a.scheduler()
+	if err != nil {
+		return err
+	}
+	return sch.Register(s.s)
+}
+
+// scheduler creates the app's scheduler on first use; it runs from Start.
+func (a *App) scheduler() (*schedule.Scheduler, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sched != nil {
+		return a.sched, nil
+	}
+	d := a.e.Store()
+	var st schedule.Store
+	if h, ok := d.(store.SQLDB); ok {
+		s, err := schedule.NewSQLStore(h.DB(), d.Dialect())
+		if err != nil {
+			return nil, err
+		}
+		st = s
+	} else {
+		st = schedule.NewMemoryStore()
+	}
+	cfg := schedule.Config{ReplicaID: a.e.Config().ReplicaID, Store: st, Default: a.schedDefault, Logger: a.log}
+	if a.e.Config().Clustered() {
+		cfg.Cluster = &clusterFirer{a: a}
+	}
+	sch, err := schedule.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a.sched = sch
+	a.e.SetCoordination(string(sch.DefaultCoordination()))
+	run := func(ctx context.Context) error {
+		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan error, 1)
+		go func() { done <- sch.Run(runCtx) }()
+		a.closes = append(a.closes, func(context.Context) error {
+			cancel()
+			return <-done
+		})
+		return nil
+	}
+	if a.started {
+		_ = run(context.Background())
+	} else {
+		a.hooks = append(a.hooks, run)
+	}
+	return sch, nil
+}
+
+// ScheduleStats counts firings per schedule and outcome on this instance.
+func (a *App) ScheduleStats() map[string]map[string]int64 {
+	a.mu.Lock()
+	sch := a.sched
+	a.mu.Unlock()
+	out := map[string]map[string]int64{}
+	if sch == nil {
+		return out
+	}
+	for name, m := range sch.Stats() {
+		out[name] = map[string]int64{}
+		for o, n := range m {
+			out[name][string(o)] = n
+		}
+	}
+	return out
+}

@@ -83,6 +83,7 @@ func (r *Reader) Run(ctx context.Context, ready chan<- struct{}) error {
 			return err
 		}
 		r.Logger.Info("binlog reader starts at the current position (no stored offset)", "gtid", start, "server_id", r.ServerID)
+		r.dirty = true // store it at once, so a crash before the first change does not skip ahead
 	}
 	readyOnce := func() {
 		if ready != nil {
@@ -151,6 +152,7 @@ func (r *Reader) stream(ctx context.Context, start string, ready func()) error {
 	}
 	r.setPosition(start)
 	r.streaming = true
+	r.save(ctx, true)
 	ready()
 
 	var (

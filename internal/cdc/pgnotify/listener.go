@@ -25,12 +25,16 @@ type Listener struct {
 }
 
 // Run listens until ctx ends. ready is closed once the first LISTEN is in
-// place, so a caller can subscribe without missing changes made after.
+// place, so a caller can subscribe without missing changes made after; if
+// that first connection fails, Run returns its error.
 func (l *Listener) Run(ctx context.Context, ready chan<- struct{}) error {
 	backoff := 50 * time.Millisecond
 	first := true
 	for {
 		conn, err := l.connect(ctx)
+		if err != nil && first {
+			return err // a bad URL or credentials: fail the start, do not spin
+		}
 		if err == nil {
 			if first {
 				close(ready)

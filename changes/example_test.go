@@ -1,3 +1,4 @@
+// Runnable example of the public change API on the memory dialect.
 package changes_test
 
 import (

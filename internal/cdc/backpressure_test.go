@@ -1,3 +1,4 @@
+// Slow subscribers: bounded buffers, resync signals, writers never wait.
 package cdc
 
 import (

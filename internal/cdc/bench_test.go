@@ -1,3 +1,4 @@
+// Go benchmarks of write-to-remote-delivery on PostgreSQL and MariaDB, and a small run of the bench body.
 package cdc
 
 import (

@@ -1,3 +1,4 @@
+// MariaDB binlog feed against a private binlog-enabled server, and the fallback on the default one.
 package cdc
 
 import (

@@ -1,3 +1,4 @@
+// Shared helpers of the feed tests: logging, opening feeds, receiving deltas, test tables.
 package cdc
 
 import (

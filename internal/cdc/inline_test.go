@@ -1,3 +1,4 @@
+// Inline emit and the in-process bus on memory, SQLite, PostgreSQL with CDC=0, and MySQL.
 package cdc
 
 import (

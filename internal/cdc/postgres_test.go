@@ -1,3 +1,4 @@
+// PostgreSQL LISTEN/NOTIFY feed: cross-instance, psql, a second process, oversized rows, reconnect.
 package cdc
 
 import (

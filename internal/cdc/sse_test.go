@@ -1,3 +1,4 @@
+// The SSE endpoint end to end with a real HTTP client.
 package cdc
 
 import (

@@ -1,3 +1,4 @@
+// The watch command body: flags, JSON lines, boot line on stderr.
 package cdc
 
 import (

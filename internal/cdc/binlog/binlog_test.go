@@ -1,3 +1,4 @@
+// Unit tests of server_id derivation and replication grant parsing.
 package binlog
 
 import (

@@ -1,3 +1,4 @@
+// Fan-out order, filters and overflow behaviour of the in-process bus.
 package bus
 
 import (

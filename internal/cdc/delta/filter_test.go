@@ -1,3 +1,4 @@
+// Parsing of COL=VALUE filter terms.
 package delta
 
 import "testing"

@@ -1,3 +1,4 @@
+// Decoding of NOTIFY payloads into deltas.
 package pgnotify
 
 import (

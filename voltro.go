@@ -20,6 +20,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/voltro/voltro/internal/cdc"
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/engine"
 	"github.com/voltro/voltro/internal/schedule"
@@ -33,6 +34,7 @@ type App struct {
 	e     *engine.Engine
 	wf    *workflow.Engine
 	sched *schedule.Scheduler
+	feed  *cdc.Feed
 	// schedDefault is VOLTRO_SCHEDULE_COORDINATION, validated at New.
 	schedDefault schedule.Coordination
 	started      bool
@@ -85,7 +87,12 @@ func New(ctx context.Context, opts ...Option) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &App{e: e, log: o.logger, schedDefault: coord}, nil
+	a := &App{e: e, log: o.logger, schedDefault: coord}
+	if err := a.openFeed(ctx, cfg, o.env); err != nil {
+		_ = e.Close(ctx)
+		return nil, err
+	}
+	return a, nil
 }
 
 // Start joins the cluster (or starts the single-process engine) and serves

@@ -1,0 +1,44 @@
+package voltro
+
+// The app's change feed: writes through it (or through anything else that
+// writes the database, on PostgreSQL and MariaDB) become change events on
+// every instance. See package changes and docs/reactivity.md.
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/voltro/voltro/internal/cdc"
+	"github.com/voltro/voltro/internal/config"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// Changes is this instance's change feed (package changes): Subscribe,
+// Insert/Update/Delete/Tx, SSEHandler. It starts with the app.
+func (a *App) Changes() *cdc.Feed { return a.feed }
+
+// openFeed creates the feed at New (the boot log names its transport) and
+// starts it with the app, sharing the store's pool where there is one.
+func (a *App) openFeed(ctx context.Context, cfg config.Config, env func(string) string) error {
+	url := cfg.DB.URL
+	if url == "" {
+		url = "memory:"
+	}
+	fc := cdc.Config{URL: url, Dialect: string(cfg.DB.Dialect), ReplicaID: cfg.ReplicaID, DisableCDC: !cfg.CDC,
+		ReplicationURL: env("VOLTRO_CDC_URL"), Logger: a.log}
+	if h, ok := a.e.Store().(store.SQLDB); ok {
+		fc.DB = h.DB()
+	}
+	f, err := cdc.New(ctx, fc)
+	if err != nil {
+		return err
+	}
+	a.feed = f
+	a.e.SetCDCFlavor(f.Flavor())
+	if id := f.ServerID(); id != 0 {
+		a.e.SetExtra("binlogServerId", func() string { return strconv.FormatUint(uint64(id), 10) })
+	}
+	a.hooks = append(a.hooks, func(ctx context.Context) error { return f.Start(ctx) })
+	a.closes = append(a.closes, func(context.Context) error { return f.Close() })
+	return nil
+}

@@ -114,3 +114,12 @@ func (r *Runner) Abandon() {
 		r.locker = nil
 	}
 }
+
+// SetInspectAddr publishes where this instance's inspect endpoint listens,
+// so `voltro cluster status` can find it through the runners table.
+func (r *Runner) SetInspectAddr(addr string) {
+	r.mu.Lock()
+	r.opts.InspectAddr = addr
+	r.typesDirty = true
+	r.mu.Unlock()
+}

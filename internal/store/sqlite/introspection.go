@@ -1,0 +1,125 @@
+// Workflow introspection (store.WorkflowIntrospection): the _voltro_workflow_*
+// tables with quoted camelCase columns, for humans and dashboards. The
+// engine writes them in the background and never reads them for
+// correctness; writes go through the write connection like every store write.
+
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/voltro/voltro/internal/store"
+)
+
+var _ store.WorkflowIntrospection = (*Store)(nil)
+
+// recordRunSQL upserts a run's row; a zero startedAt keeps the stored one.
+const recordRunSQL = `INSERT INTO "_voltro_workflow_runs"
+		("executionId", "name", "status", "replicaId", "runner", "parentId", "error", "startedAt", "updatedAt", "finishedAt")
+	VALUES (@id, @name, @status, @replica, @runner, @parent, @error, @started, @updated, @finished)
+	ON CONFLICT ("executionId") DO UPDATE SET
+		"name" = excluded."name", "status" = excluded."status", "replicaId" = excluded."replicaId",
+		"runner" = excluded."runner", "parentId" = excluded."parentId", "error" = excluded."error",
+		"startedAt" = CASE WHEN excluded."startedAt" = 0 THEN "_voltro_workflow_runs"."startedAt" ELSE excluded."startedAt" END,
+		"updatedAt" = excluded."updatedAt", "finishedAt" = excluded."finishedAt"`
+
+// recordStepSQL upserts one attempt of a step; a zero startedAt keeps the
+// stored one.
+const recordStepSQL = `INSERT INTO "_voltro_workflow_run_steps"
+		("executionId", "seq", "attempt", "name", "kind", "status", "runner", "replicaId", "error", "startedAt", "finishedAt", "trace")
+	VALUES (@id, @seq, @attempt, @name, @kind, @status, @runner, @replica, @error, @started, @finished, @trace)
+	ON CONFLICT ("executionId", "seq", "attempt") DO UPDATE SET
+		"name" = excluded."name", "kind" = excluded."kind", "status" = excluded."status",
+		"runner" = excluded."runner", "replicaId" = excluded."replicaId", "error" = excluded."error",
+		"startedAt" = CASE WHEN excluded."startedAt" = 0 THEN "_voltro_workflow_run_steps"."startedAt" ELSE excluded."startedAt" END,
+		"finishedAt" = excluded."finishedAt", "trace" = excluded."trace"`
+
+const recordEventSQL = `INSERT INTO "_voltro_workflow_run_events"
+		("executionId", "at", "kind", "detail", "replicaId", "runner")
+	VALUES (?, ?, ?, ?, ?, ?)`
+
+func (s *Store) RecordRun(ctx context.Context, r store.RunRecord) error {
+	updated := micros(r.UpdatedAt)
+	if updated == 0 {
+		updated = now()
+	}
+	_, err := s.execW(ctx, recordRunSQL,
+		sql.Named("id", r.ExecutionID), sql.Named("name", r.Name), sql.Named("status", string(r.Status)),
+		sql.Named("replica", r.ReplicaID), sql.Named("runner", r.Runner), sql.Named("parent", r.ParentID),
+		sql.Named("error", r.Error), sql.Named("started", micros(r.StartedAt)), sql.Named("updated", updated),
+		sql.Named("finished", micros(r.FinishedAt)))
+	return s.wrap(err, "record workflow run "+r.ExecutionID)
+}
+
+func (s *Store) RecordStep(ctx context.Context, r store.StepRecord) error {
+	_, err := s.execW(ctx, recordStepSQL,
+		sql.Named("id", r.ExecutionID), sql.Named("seq", r.Seq), sql.Named("attempt", r.Attempt), sql.Named("name", r.Name),
+		sql.Named("kind", string(r.Kind)), sql.Named("status", r.Status), sql.Named("runner", r.Runner),
+		sql.Named("replica", r.ReplicaID), sql.Named("error", r.Error), sql.Named("started", micros(r.StartedAt)),
+		sql.Named("finished", micros(r.FinishedAt)), sql.Named("trace", r.Trace))
+	return s.wrap(err, "record workflow step "+r.ExecutionID)
+}
+
+func (s *Store) RecordEvent(ctx context.Context, e store.EventRecord) error {
+	at := micros(e.At)
+	if at == 0 {
+		at = now()
+	}
+	_, err := s.execW(ctx, recordEventSQL, e.ExecutionID, at, e.Kind, e.Detail, e.ReplicaID, e.Runner)
+	return s.wrap(err, "record workflow event "+e.ExecutionID)
+}
+
+func (s *Store) RunSteps(ctx context.Context, executionID string) ([]store.StepRecord, error) {
+	const op = "read workflow run steps"
+	st, err := s.prep(ctx, s.r, `SELECT "seq", "attempt", "name", "kind", "status", "runner", "replicaId", "error",
+			"startedAt", "finishedAt", "trace"
+		FROM "_voltro_workflow_run_steps" WHERE "executionId" = ? ORDER BY "seq", "attempt"`)
+	if err != nil {
+		return nil, s.wrap(err, op)
+	}
+	rows, err := st.QueryContext(ctx, executionID)
+	if err != nil {
+		return nil, s.wrap(err, op)
+	}
+	defer rows.Close()
+	var out []store.StepRecord
+	for rows.Next() {
+		r := store.StepRecord{ExecutionID: executionID}
+		var kind string
+		var started, finished int64
+		if err := rows.Scan(&r.Seq, &r.Attempt, &r.Name, &kind, &r.Status, &r.Runner, &r.ReplicaID, &r.Error,
+			&started, &finished, &r.Trace); err != nil {
+			return nil, s.wrap(err, op)
+		}
+		r.Kind = store.JournalKind(kind)
+		r.StartedAt, r.FinishedAt = fromMicros(started), fromMicros(finished)
+		out = append(out, r)
+	}
+	return out, s.wrap(rows.Err(), op)
+}
+
+func (s *Store) RunEvents(ctx context.Context, executionID string) ([]store.EventRecord, error) {
+	const op = "read workflow run events"
+	st, err := s.prep(ctx, s.r, `SELECT "at", "kind", "detail", "replicaId", "runner"
+		FROM "_voltro_workflow_run_events" WHERE "executionId" = ? ORDER BY "at", "id"`)
+	if err != nil {
+		return nil, s.wrap(err, op)
+	}
+	rows, err := st.QueryContext(ctx, executionID)
+	if err != nil {
+		return nil, s.wrap(err, op)
+	}
+	defer rows.Close()
+	var out []store.EventRecord
+	for rows.Next() {
+		e := store.EventRecord{ExecutionID: executionID}
+		var at int64
+		if err := rows.Scan(&at, &e.Kind, &e.Detail, &e.ReplicaID, &e.Runner); err != nil {
+			return nil, s.wrap(err, op)
+		}
+		e.At = fromMicros(at)
+		out = append(out, e)
+	}
+	return out, s.wrap(rows.Err(), op)
+}

@@ -1,0 +1,500 @@
+// Workflow runs: executions with their start contexts, journals and signals.
+// Every call is one statement, and one round trip: the writes that enqueue
+// a message (start, signal, cancel) carry the message insert as CTEs of the
+// same statement, and the fenced writes join the shard lock ledger.
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+)
+
+var _ store.WorkflowStore = (*Store)(nil)
+
+// enqueueCTEs is sqlEnqueue's message insert (d, c, ins, n) for statements
+// that enqueue only when their own write happened: d selects FROM gate, so
+// when gate is empty nothing is inserted, claimed or notified. It takes
+// sqlEnqueue's parameters $1-$14 in the same order (enqueueArgs) and must be
+// kept in step with it; the statement's own parameters start at $15.
+//
+// sqlEnqueue itself cannot be reused: a data-modifying WITH is only allowed
+// at the top level, and running it as a second statement of the transaction
+// would cost a round trip (or an error to abort it).
+func enqueueCTEs(gate string) string {
+	return `d AS (
+		SELECT coalesce($9::timestamptz, now() + $10::bigint * interval '1 microsecond') AS at FROM ` + gate + `
+	), c AS (
+		SELECT l.epoch FROM voltro_shard_locks l, d
+		WHERE $11::text <> '' AND l.shard = $1 AND l.owner = $11 AND l.epoch = $12 AND d.at <= now()
+	), ins AS (
+		INSERT INTO voltro_messages (shard, entity_type, entity_id, tag, payload, headers, dedupe_key, reply_to,
+			deliver_at, state, claimed_by, claim_epoch, claim_expires_at, attempts)
+		SELECT $1, $2, $3, $4, $5, $6, $7, $8, d.at,
+			CASE WHEN c.epoch IS NULL THEN 'pending' ELSE 'claimed' END,
+			CASE WHEN c.epoch IS NULL THEN '' ELSE $11 END,
+			coalesce(c.epoch, 0),
+			CASE WHEN c.epoch IS NULL THEN NULL ELSE now() + $13::bigint * interval '1 microsecond' END,
+			CASE WHEN c.epoch IS NULL THEN 0 ELSE 1 END
+		FROM d LEFT JOIN c ON true
+		ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+		RETURNING id, deliver_at, state, created_at, claim_epoch
+	), n AS (
+		SELECT pg_notify($14, 'm ' || ins.id || ' ' || $1) FROM ins WHERE ins.state = 'pending'
+	)`
+}
+
+// enqueueResultCols are the columns enqueueScan reads, from the FROM clause
+// of enqueueResultFrom: the inserted message, or the earlier one holding the
+// dedupe key (as far as the statement's snapshot shows it).
+const enqueueResultCols = `i.id, i.deliver_at, i.state, i.created_at, i.claim_epoch, (SELECT count(*) FROM n),
+	dm.id, dm.payload, dm.error, dm.created_at`
+
+func enqueueResultFrom(gate string) string {
+	return `(SELECT 1) one
+	LEFT JOIN ins i ON true
+	LEFT JOIN LATERAL (
+		SELECT m.id, r.payload, r.error, r.created_at
+		FROM voltro_messages m LEFT JOIN voltro_replies r ON r.request_id = m.id
+		WHERE m.dedupe_key = $7 AND i.id IS NULL AND EXISTS (SELECT 1 FROM ` + gate + `)
+	) dm ON true`
+}
+
+// enqueueArgs builds sqlEnqueue's parameters $1-$14 for m as Enqueue does,
+// followed by extra ($15 on).
+func (s *Store) enqueueArgs(m *store.Message, claim *store.EnqueueClaim, extra ...any) ([]any, *string, error) {
+	if m == nil {
+		return nil, nil, errs.New(errs.CodeInvalidArgument, "no message to enqueue")
+	}
+	var headers []byte
+	if len(m.Headers) > 0 {
+		b, err := json.Marshal(m.Headers)
+		if err != nil {
+			return nil, nil, errs.Wrap(errs.CodeInvalidArgument, err, "message headers")
+		}
+		headers = b
+	}
+	var deliverAt *time.Time
+	if !m.DeliverAt.IsZero() {
+		deliverAt = &m.DeliverAt
+	}
+	var claimOwner string
+	var claimEpoch, claimTTL int64
+	if claim != nil {
+		claimOwner, claimEpoch, claimTTL = claim.Owner, claim.Epoch, micros(claim.ClaimTTL)
+	}
+	key := dedupeKey(m.DedupeKey)
+	args := append(make([]any, 0, 14+len(extra)),
+		m.Shard, m.EntityType, m.EntityID, m.Tag, m.Payload, headers, key, m.ReplyTo,
+		deliverAt, micros(m.Delay), claimOwner, claimEpoch, claimTTL, s.channel)
+	return append(args, extra...), key, nil
+}
+
+// enqueueScan receives enqueueResultCols.
+type enqueueScan struct {
+	id, epoch, dupID      *int64
+	at, created, rCreated *time.Time
+	state                 *string
+	notified              int64
+	rPayload, rErr        []byte
+}
+
+func (e *enqueueScan) dest() []any {
+	return []any{&e.id, &e.at, &e.state, &e.created, &e.epoch, &e.notified, &e.dupID, &e.rPayload, &e.rErr, &e.rCreated}
+}
+
+// result is Enqueue's result for a message the statement enqueued (its gate
+// was not empty). A duplicate committed while the insert waited on it is
+// read again in a fresh snapshot, as Enqueue does.
+func (s *Store) result(ctx context.Context, op string, m *store.Message, key *string, e *enqueueScan) (store.EnqueueResult, error) {
+	if e.id != nil {
+		m.ID, m.State = *e.id, store.MessageState(*e.state)
+		if e.at != nil {
+			m.DeliverAt = *e.at
+		}
+		if e.created != nil {
+			m.CreatedAt = *e.created
+		}
+		return store.EnqueueResult{ID: *e.id, ClaimedEpoch: *e.epoch}, nil
+	}
+	if key == nil {
+		return store.EnqueueResult{}, errs.New(errs.CodeInternal, "postgres %s: message was neither inserted nor a duplicate", op)
+	}
+	res := store.EnqueueResult{Duplicate: true}
+	if e.dupID != nil {
+		res.ID = *e.dupID
+	} else if err := s.pool.QueryRow(ctx, sqlDuplicate, *key).Scan(&res.ID, &e.rPayload, &e.rErr, &e.rCreated); err != nil {
+		return store.EnqueueResult{}, wrapErr(op, err)
+	}
+	if e.rCreated != nil {
+		res.Reply = &store.Reply{RequestID: res.ID, Payload: e.rPayload, Error: e.rErr, CreatedAt: *e.rCreated}
+	}
+	return res, nil
+}
+
+// execCols is the column list execScan reads, from the executions row
+// aliased e (coalesced: StartExecution reads it through an outer join).
+const execCols = `coalesce(e.id, ''), coalesce(e.name, ''), coalesce(e.shard, ''), coalesce(e.idem_key, ''),
+	coalesce(e.status, ''), e.input, e.output, e.error, coalesce(e.parent_id, ''), coalesce(e.parent_close, ''),
+	coalesce(e.cancel_requested, false), coalesce(e.waiting_on, ''), coalesce(e.runner, ''),
+	e.created_at, e.updated_at, e.finished_at`
+
+type execScan struct {
+	x                          store.Execution
+	status                     string
+	created, updated, finished *time.Time
+}
+
+func (e *execScan) dest() []any {
+	x := &e.x
+	return []any{&x.ID, &x.Name, &x.Shard, &x.Key, &e.status, &x.Input, &x.Output, &x.Error, &x.ParentID, &x.ParentClose,
+		&x.CancelRequested, &x.WaitingOn, &x.Runner, &e.created, &e.updated, &e.finished}
+}
+
+func (e *execScan) execution() store.Execution {
+	x := e.x
+	x.Status = store.ExecStatus(e.status)
+	x.CreatedAt, x.UpdatedAt, x.FinishedAt = timeOf(e.created), timeOf(e.updated), timeOf(e.finished)
+	return x
+}
+
+func scanExecution(row pgx.CollectableRow) (store.Execution, error) {
+	var e execScan
+	if err := row.Scan(e.dest()...); err != nil {
+		return store.Execution{}, err
+	}
+	return e.execution(), nil
+}
+
+// sqlStartExecution inserts the run and its start context and enqueues the
+// start message, all only if no run has the id; otherwise it returns the
+// stored run (when its snapshot shows it). $15-$27 are the run's.
+var sqlStartExecution = `WITH x AS (
+		INSERT INTO voltro_workflow_executions (id, name, shard, idem_key, input, parent_id, parent_close, runner)
+		VALUES ($15, $16, $17, $18, $19, $20, $21, $22)
+		ON CONFLICT (id) DO NOTHING
+		RETURNING created_at
+	), sc AS (
+		INSERT INTO _voltro_workflow_start_contexts
+			("executionId", subject, trace, source, "parentId", "parentClose")
+		SELECT $15::text, $23::text, $24::text, $25::text, $26::text, $27::text FROM x
+		ON CONFLICT ("executionId") DO UPDATE SET subject = EXCLUDED.subject, trace = EXCLUDED.trace,
+			source = EXCLUDED.source, "parentId" = EXCLUDED."parentId",
+			"parentClose" = EXCLUDED."parentClose", "createdAt" = now()
+	), ` + enqueueCTEs("x") + `
+	SELECT (SELECT created_at FROM x), ` + execCols + `, ` + enqueueResultCols + `
+	FROM ` + enqueueResultFrom("x") + `
+	LEFT JOIN voltro_workflow_executions e ON e.id = $15 AND NOT EXISTS (SELECT 1 FROM x)`
+
+func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.StartContext, start *store.Message, claim *store.EnqueueClaim) (store.Execution, bool, store.EnqueueResult, error) {
+	if x.ID == "" {
+		return store.Execution{}, false, store.EnqueueResult{}, errs.New(errs.CodeInvalidArgument, "workflow execution id is empty")
+	}
+	args, key, err := s.enqueueArgs(start, claim, x.ID, x.Name, x.Shard, x.Key, x.Input, x.ParentID, x.ParentClose, x.Runner,
+		sc.Subject, sc.Trace, sc.Source, sc.ParentID, sc.ParentClose)
+	if err != nil {
+		return store.Execution{}, false, store.EnqueueResult{}, err
+	}
+	var (
+		created *time.Time
+		stored  execScan
+		msg     enqueueScan
+	)
+	dest := append(append([]any{&created}, stored.dest()...), msg.dest()...)
+	if err := s.pool.QueryRow(ctx, sqlStartExecution, args...).Scan(dest...); err != nil {
+		return store.Execution{}, false, store.EnqueueResult{}, wrapErr("start execution", err)
+	}
+	if created == nil {
+		if stored.x.ID != "" {
+			return stored.execution(), true, store.EnqueueResult{}, nil
+		}
+		// The run committed while our insert waited on it: read it afresh.
+		got, err := s.GetExecution(ctx, x.ID)
+		return got, err == nil, store.EnqueueResult{}, err
+	}
+	res, err := s.result(ctx, "start execution", start, key, &msg)
+	if err != nil {
+		return store.Execution{}, false, store.EnqueueResult{}, err
+	}
+	out := store.Execution{
+		ID: x.ID, Name: x.Name, Shard: x.Shard, Key: x.Key, Status: store.ExecRunning, Input: slices.Clone(x.Input),
+		ParentID: x.ParentID, ParentClose: x.ParentClose, Runner: x.Runner, CreatedAt: *created, UpdatedAt: *created,
+	}
+	return out, false, res, nil
+}
+
+func (s *Store) GetExecution(ctx context.Context, id string) (store.Execution, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+execCols+` FROM voltro_workflow_executions e WHERE e.id = $1`, id)
+	if err != nil {
+		return store.Execution{}, wrapErr("get execution", err)
+	}
+	x, err := pgx.CollectExactlyOneRow(rows, scanExecution)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Execution{}, errs.New(errs.CodeNotFound, "no workflow execution %q", id)
+	}
+	if err != nil {
+		return store.Execution{}, wrapErr("get execution", err)
+	}
+	return x, nil
+}
+
+func (s *Store) GetStartContext(ctx context.Context, id string) (store.StartContext, error) {
+	sc := store.StartContext{ExecutionID: id}
+	err := s.pool.QueryRow(ctx, `SELECT subject, trace, source, "parentId", "parentClose"
+		FROM _voltro_workflow_start_contexts WHERE "executionId" = $1`, id).
+		Scan(&sc.Subject, &sc.Trace, &sc.Source, &sc.ParentID, &sc.ParentClose)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.StartContext{}, errs.New(errs.CodeNotFound, "no start context for %q", id)
+	}
+	if err != nil {
+		return store.StartContext{}, wrapErr("get start context", err)
+	}
+	return sc, nil
+}
+
+// ListExecutions filters with at most one index each way: status, name and
+// parent have their own (created_at DESC, id DESC) indexes.
+func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]store.Execution, error) {
+	var where []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	if f.Status != "" {
+		add("e.status = ?", string(f.Status))
+	}
+	if f.Name != "" {
+		add("e.name = ?", f.Name)
+	}
+	if f.ParentID != "" {
+		// The parent index is partial: repeat its predicate so a generic
+		// plan may use it.
+		add("e.parent_id = ? AND e.parent_id <> ''", f.ParentID)
+	}
+	q := `SELECT ` + execCols + ` FROM voltro_workflow_executions e`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += ` ORDER BY e.created_at DESC, e.id DESC`
+	if f.Limit > 0 {
+		args = append(args, f.Limit)
+		q += ` LIMIT $` + strconv.Itoa(len(args))
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, wrapErr("list executions", err)
+	}
+	out, err := pgx.CollectRows(rows, scanExecution)
+	if err != nil {
+		return nil, wrapErr("list executions", err)
+	}
+	return out, nil
+}
+
+func (s *Store) Journal(ctx context.Context, id string) ([]store.JournalEntry, error) {
+	rows, err := s.pool.Query(ctx, `SELECT seq, kind, name, result, error, attempts, runner, started_at, finished_at
+		FROM voltro_workflow_journal WHERE execution_id = $1 ORDER BY seq`, id)
+	if err != nil {
+		return nil, wrapErr("journal", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.JournalEntry, error) {
+		e := store.JournalEntry{ExecutionID: id}
+		var kind string
+		var started *time.Time
+		err := row.Scan(&e.Seq, &kind, &e.Name, &e.Result, &e.Error, &e.Attempts, &e.Runner, &started, &e.FinishedAt)
+		e.Kind, e.StartedAt = store.JournalKind(kind), timeOf(started)
+		return e, err
+	})
+	if err != nil {
+		return nil, wrapErr("journal", err)
+	}
+	return out, nil
+}
+
+// sqlFence is true while the shard's lock row names the owner ($2) at the
+// epoch ($3): the fence of AppendJournal and UpdateExecution.
+const sqlFence = `EXISTS (SELECT 1 FROM voltro_shard_locks WHERE shard = $1 AND owner = $2 AND epoch = $3 AND $2 <> '')`
+
+// sqlAppendJournal writes the entry when fenced and the run exists; an entry
+// already at (id, seq) is kept. It reports all three conditions.
+const sqlAppendJournal = `WITH f AS (
+		SELECT ` + sqlFence + ` AS owned,
+			EXISTS (SELECT 1 FROM voltro_workflow_executions WHERE id = $4) AS found
+	), ins AS (
+		INSERT INTO voltro_workflow_journal (execution_id, seq, kind, name, result, error, attempts, runner, started_at, finished_at)
+		SELECT $4::text, $5::integer, $6::text, $7::text, $8::bytea, $9::bytea, $10::integer, $11::text, $12::timestamptz,
+			coalesce($13::timestamptz, now())
+		FROM f WHERE f.owned AND f.found
+		ON CONFLICT (execution_id, seq) DO NOTHING
+		RETURNING 1
+	)
+	SELECT f.owned, f.found, EXISTS (SELECT 1 FROM ins) FROM f`
+
+func (s *Store) AppendJournal(ctx context.Context, shard string, f store.Fence, e store.JournalEntry) error {
+	var owned, found, inserted bool
+	err := s.pool.QueryRow(ctx, sqlAppendJournal, shard, f.Owner, f.Epoch, e.ExecutionID, e.Seq, string(e.Kind), e.Name,
+		e.Result, e.Error, e.Attempts, e.Runner, nullTime(e.StartedAt), nullTime(e.FinishedAt)).Scan(&owned, &found, &inserted)
+	switch {
+	case err != nil:
+		return wrapErr("append journal", err)
+	case !owned:
+		return errs.New(errs.CodeFenced, "journal write for %s: shard %s is not held by %s at epoch %d", e.ExecutionID, shard, f.Owner, f.Epoch)
+	case !found:
+		return errs.New(errs.CodeNotFound, "no workflow execution %q", e.ExecutionID)
+	case !inserted:
+		return errs.New(errs.CodeAlreadyExists, "journal entry %s#%d exists", e.ExecutionID, e.Seq)
+	}
+	return nil
+}
+
+// sqlUpdateExecution changes a run that is not finished, when fenced; $10
+// says the new status is terminal (output, error and finished_at are set
+// then). The last column is the status before the statement, NULL when the
+// run does not exist.
+const sqlUpdateExecution = `WITH f AS (
+		SELECT ` + sqlFence + ` AS owned
+	), u AS (
+		UPDATE voltro_workflow_executions x SET status = $5, waiting_on = $8, updated_at = now(),
+			runner = CASE WHEN $9::text = '' THEN x.runner ELSE $9::text END,
+			output = CASE WHEN $10::boolean THEN $6::bytea ELSE x.output END,
+			error = CASE WHEN $10::boolean THEN $7::bytea ELSE x.error END,
+			finished_at = CASE WHEN $10::boolean THEN now() ELSE x.finished_at END
+		FROM f
+		WHERE f.owned AND x.id = $4 AND x.status NOT IN ('completed', 'failed', 'cancelled')
+		RETURNING 1
+	)
+	SELECT f.owned, EXISTS (SELECT 1 FROM u), (SELECT status FROM voltro_workflow_executions WHERE id = $4) FROM f`
+
+func (s *Store) UpdateExecution(ctx context.Context, u store.ExecutionUpdate) error {
+	switch u.Status {
+	case store.ExecRunning, store.ExecSuspended, store.ExecCompleted, store.ExecFailed, store.ExecCancelled:
+	default:
+		return errs.New(errs.CodeInvalidArgument, "update of %s: unknown status %q", u.ID, u.Status)
+	}
+	var owned, updated bool
+	var before *string
+	err := s.pool.QueryRow(ctx, sqlUpdateExecution, u.Shard, u.Fence.Owner, u.Fence.Epoch, u.ID, string(u.Status),
+		u.Output, u.Error, u.WaitingOn, u.Runner, u.Status.Terminal()).Scan(&owned, &updated, &before)
+	switch {
+	case err != nil:
+		return wrapErr("update execution", err)
+	case !owned:
+		return errs.New(errs.CodeFenced, "update of %s: shard %s is not held by %s at epoch %d", u.ID, u.Shard, u.Fence.Owner, u.Fence.Epoch)
+	case updated:
+		return nil
+	case before == nil:
+		return errs.New(errs.CodeNotFound, "no workflow execution %q", u.ID)
+	case store.ExecStatus(*before).Terminal():
+		return errs.New(errs.CodeAlreadyExists, "workflow execution %q is already %s", u.ID, *before)
+	}
+	// Finished by a concurrent update our snapshot did not show.
+	return errs.New(errs.CodeAlreadyExists, "workflow execution %q is already finished", u.ID)
+}
+
+// sqlSendSignal stores the signal if the run exists and has none of that
+// name, and enqueues the wake only then. $15-$17 are the signal's.
+var sqlSendSignal = `WITH x AS (
+		SELECT id FROM voltro_workflow_executions WHERE id = $15
+	), sig AS (
+		INSERT INTO voltro_workflow_signals (execution_id, name, payload)
+		SELECT x.id, $16::text, $17::bytea FROM x
+		ON CONFLICT (execution_id, name) DO NOTHING
+		RETURNING execution_id
+	), ` + enqueueCTEs("sig") + `
+	SELECT EXISTS (SELECT 1 FROM x), EXISTS (SELECT 1 FROM sig), ` + enqueueResultCols + `
+	FROM ` + enqueueResultFrom("sig")
+
+func (s *Store) SendSignal(ctx context.Context, sig store.Signal, wake *store.Message) (bool, error) {
+	args, key, err := s.enqueueArgs(wake, nil, sig.ExecutionID, sig.Name, sig.Payload)
+	if err != nil {
+		return false, err
+	}
+	var found, stored bool
+	var msg enqueueScan
+	if err := s.pool.QueryRow(ctx, sqlSendSignal, args...).Scan(append([]any{&found, &stored}, msg.dest()...)...); err != nil {
+		return false, wrapErr("send signal", err)
+	}
+	if !found {
+		return false, errs.New(errs.CodeNotFound, "no workflow execution %q", sig.ExecutionID)
+	}
+	if !stored {
+		return false, nil
+	}
+	if _, err := s.result(ctx, "send signal", wake, key, &msg); err != nil {
+		return true, err
+	}
+	return true, nil
+}
+
+func (s *Store) GetSignal(ctx context.Context, id, name string) (*store.Signal, error) {
+	sig := store.Signal{ExecutionID: id, Name: name}
+	err := s.pool.QueryRow(ctx, `SELECT payload, created_at FROM voltro_workflow_signals WHERE execution_id = $1 AND name = $2`, id, name).
+		Scan(&sig.Payload, &sig.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wrapErr("get signal", err)
+	}
+	return &sig, nil
+}
+
+// sqlRequestCancel marks a run that is not finished cancel-requested and
+// enqueues the wake only then. $15 is the run's id.
+var sqlRequestCancel = `WITH x AS (
+		SELECT id FROM voltro_workflow_executions WHERE id = $15
+	), u AS (
+		UPDATE voltro_workflow_executions SET cancel_requested = true, updated_at = now()
+		WHERE id = $15 AND status NOT IN ('completed', 'failed', 'cancelled')
+		RETURNING id
+	), ` + enqueueCTEs("u") + `
+	SELECT EXISTS (SELECT 1 FROM x), EXISTS (SELECT 1 FROM u), ` + enqueueResultCols + `
+	FROM ` + enqueueResultFrom("u")
+
+func (s *Store) RequestCancel(ctx context.Context, id string, wake *store.Message) (bool, error) {
+	args, key, err := s.enqueueArgs(wake, nil, id)
+	if err != nil {
+		return false, err
+	}
+	var found, marked bool
+	var msg enqueueScan
+	if err := s.pool.QueryRow(ctx, sqlRequestCancel, args...).Scan(append([]any{&found, &marked}, msg.dest()...)...); err != nil {
+		return false, wrapErr("request cancel", err)
+	}
+	if !found {
+		return false, errs.New(errs.CodeNotFound, "no workflow execution %q", id)
+	}
+	if !marked {
+		return false, nil
+	}
+	if _, err := s.result(ctx, "request cancel", wake, key, &msg); err != nil {
+		return true, err
+	}
+	return true, nil
+}
+
+// nullTime is NULL for the zero time.
+func nullTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// timeOf is the zero time for NULL.
+func timeOf(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}

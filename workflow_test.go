@@ -5,9 +5,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/voltro/voltro"
 	"github.com/voltro/voltro/internal/testdb"
@@ -32,7 +34,7 @@ func appOn(dbURL func(t *testing.T) string) wftest.NewApp {
 			"VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": "1s",
 		}
 		ctx := context.Background()
-		app, err := voltro.New(ctx, voltro.WithEnv(func(k string) string { return env[k] }), voltro.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		app, err := voltro.New(ctx, voltro.WithEnv(func(k string) string { return env[k] }), voltro.WithLogger(testLogger()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,6 +43,17 @@ func appOn(dbURL func(t *testing.T) string) wftest.NewApp {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = app.Close(context.Background()) })
+		start := time.Now()
+		for {
+			if owned, total := app.Shards(); owned == total {
+				break
+			}
+			if time.Since(start) > 30*time.Second {
+				t.Fatal("the app did not take its shards within 30s")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Logf("all shards held %s after start", time.Since(start).Round(time.Millisecond))
 		return app
 	}
 }
@@ -59,4 +72,12 @@ func TestWorkflowsPostgres(t *testing.T) {
 
 func TestWorkflowsMariaDB(t *testing.T) {
 	wftest.Run(t, appOn(func(t *testing.T) string { return testdb.MariaDB(t, "wf_conformance") }))
+}
+
+// testLogger discards logs unless VOLTRO_TEST_LOG is set.
+func testLogger() *slog.Logger {
+	if os.Getenv("VOLTRO_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }

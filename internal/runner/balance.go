@@ -121,6 +121,9 @@ func (r *Runner) balance(ctx context.Context, now time.Time) {
 	// look at the live set again right away (a peer may have left).
 	stuck := false
 	for _, sh := range r.all {
+		if r.locker == nil {
+			return // a lock call failed: every shard was dropped; retry next tick
+		}
 		st := states[sh]
 		want := r.assigned[sh]
 		_, mine := r.held[sh]

@@ -197,6 +197,7 @@ func (x *Deliverer) process(it item) {
 		x.mu.Unlock()
 		m.LastError = err.Error()
 		attempt++
+		m.Attempts = attempt
 		select {
 		case <-ctx.Done():
 			return

@@ -120,9 +120,13 @@ func (r *Runner) balance(ctx context.Context, now time.Time) {
 	// Free shards proposed to a peer that does not take them within a tick:
 	// look at the live set again right away (a peer may have left).
 	stuck := false
+	budget := max(r.opts.Tick, 500*time.Millisecond)
 	for _, sh := range r.all {
 		if r.locker == nil {
 			return // a lock call failed: every shard was dropped; retry next tick
+		}
+		if time.Since(now) > budget {
+			return // a slow store: take the rest on the next pass, keep the cadence
 		}
 		st := states[sh]
 		want := r.assigned[sh]

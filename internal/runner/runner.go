@@ -185,7 +185,10 @@ func (r *Runner) step(ctx context.Context) {
 	}
 	now := time.Now()
 	r.lastTick = now
-	opctx, cancel := context.WithTimeout(ctx, max(r.opts.Heartbeat, 2*time.Second))
+	// A generous limit for the calls themselves: a query cancelled halfway
+	// can cost the reserved connection. The pass stops starting new lock
+	// calls once its time budget is spent instead (see balance).
+	opctx, cancel := context.WithTimeout(ctx, max(r.opts.Heartbeat, 10*time.Second))
 	defer cancel()
 
 	beat := now.Sub(r.lastBeat) >= r.opts.Heartbeat

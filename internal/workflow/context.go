@@ -119,7 +119,12 @@ func (c *Context) Step(name string, fn func(ctx context.Context) ([]byte, error)
 		}
 		if err == nil {
 			c.record(seq, store.JournalEntry{Kind: store.JournalStep, Name: name, Result: out, Attempts: attempt, StartedAt: started})
-			c.w.introStep(c, seq, name, store.JournalStep, attempt, "completed", "", started, time.Now())
+			if attempt > 1 {
+				// first-try successes are in the journal already (runner,
+				// attempts, times); record the attempt history only when
+				// there is one
+				c.w.introStep(c, seq, name, store.JournalStep, attempt, "completed", "", started, time.Now())
+			}
 			return out, nil
 		}
 		lastErr = err

@@ -49,9 +49,14 @@ func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message
 				return nil, err
 			}
 		}
-		journal, err := w.ws.Journal(ctx, x.ID)
-		if err != nil {
-			return nil, err
+		// A first delivery of a start message has an empty journal: save
+		// the read. Anything else (a redelivery after a crash included)
+		// replays what is recorded.
+		var journal []store.JournalEntry
+		if m.Tag != TagStart || m.Attempts > 1 || x.Status != store.ExecRunning {
+			if journal, err = w.ws.Journal(ctx, x.ID); err != nil {
+				return nil, err
+			}
 		}
 		c := &Context{
 			ctx: ctx, w: w, exec: x, fence: fence, journal: make(map[int]store.JournalEntry, len(journal)),

@@ -62,6 +62,17 @@ func (e *Engine) InspectAddr() string {
 	return e.inspectLn.Addr().String()
 }
 
+// ReadOnly wraps a handler added with HandleHTTP in the checks every
+// inspect route has: GET/HEAD only, and the VOLTRO_INSPECT_TOKEN bearer.
+func (e *Engine) ReadOnly(h http.HandlerFunc) http.HandlerFunc { return e.readOnly(h) }
+
+// RPCRefused counts runner RPC calls refused (bad signature, stale clock).
+func (e *Engine) RPCRefused() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.refused
+}
+
 // readOnly refuses non-GET methods and checks the bearer token.
 func (e *Engine) readOnly(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {

@@ -76,6 +76,7 @@ type Runner struct {
 	typesDirty      bool
 	pool            poolHealth
 	moves           int64
+	lockFailures    int64 // reserved-connection failures (refresh, heartbeat, acquire)
 	leaving         bool
 	handovers       sync.WaitGroup
 }
@@ -283,6 +284,7 @@ func (r *Runner) heartbeat(ctx context.Context) bool {
 func (r *Runner) lockFailed(err error) {
 	r.log.Error("workflow runner: shard lock storage failed; stopping every entity and releasing shards", "err", err, "shards", len(r.held))
 	r.lockHealthy, r.lockErr = false, err.Error()
+	r.lockFailures++
 	r.loseAll("lock storage failed: " + err.Error())
 	if r.locker != nil {
 		_ = r.locker.Close()

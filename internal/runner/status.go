@@ -55,6 +55,7 @@ type Status struct {
 	Suspects         []string
 	LastTick         time.Time
 	OwnershipChanges int64
+	LockFailures     int64 // times the lock connection failed and every shard was dropped
 }
 
 // Status returns a snapshot.
@@ -67,7 +68,7 @@ func (r *Runner) Status() Status {
 		LockHealthy: r.lockHealthy, LockError: r.lockErr,
 		PoolHealthy: r.pool.healthy, PoolError: r.pool.lastErr, PoolLastOK: r.pool.lastOK, PoolFailures: r.pool.failures,
 		Held: maps.Clone(r.held), Unacquired: map[string]time.Duration{},
-		LastTick: r.lastTick, OwnershipChanges: r.moves,
+		LastTick: r.lastTick, OwnershipChanges: r.moves, LockFailures: r.lockFailures,
 	}
 	for s, at := range r.unacquiredSince {
 		st.Unacquired[s] = now.Sub(at)

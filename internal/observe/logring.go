@@ -1,0 +1,281 @@
+// Package observe is what an instance tells about itself: a bounded ring of
+// its recent log records (served on the inspect server and merged across
+// instances by `voltro logs`), OpenTelemetry spans for workflow runs, steps,
+// message deliveries and schedule firings with W3C trace context carried in
+// start contexts and message headers, and the Prometheus instruments fed by
+// the engine. Nothing here is global: each App owns its ring, its registry
+// and the TracerProvider it was given.
+package observe
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultRingSize is how many records an instance keeps when not told.
+const DefaultRingSize = 2000
+
+// Record is one kept log record, as served by the inspect endpoint.
+type Record struct {
+	Seq     uint64         `json:"seq"`
+	Time    time.Time      `json:"time"`
+	Level   string         `json:"level"`
+	Msg     string         `json:"msg"`
+	Attrs   map[string]any `json:"attrs,omitempty"`
+	Replica string         `json:"replicaId"`
+}
+
+// LevelOf parses a record's level name back (unknown names are Info).
+func LevelOf(name string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(name)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
+
+// Ring keeps the most recent records of one instance, oldest evicted first.
+type Ring struct {
+	replica string
+	min     slog.Level
+
+	mu   sync.Mutex
+	buf  []Record
+	next int // slot of the next write
+	full bool
+	seq  uint64
+}
+
+// NewRing keeps up to size records at level min and above (size <= 0 takes
+// DefaultRingSize).
+func NewRing(replica string, size int, min slog.Level) *Ring {
+	if size <= 0 {
+		size = DefaultRingSize
+	}
+	return &Ring{replica: replica, min: min, buf: make([]Record, size)}
+}
+
+// Replica is the instance the ring belongs to.
+func (r *Ring) Replica() string { return r.replica }
+
+// Cap is how many records the ring keeps at most.
+func (r *Ring) Cap() int { return len(r.buf) }
+
+// Len is how many records the ring holds now.
+func (r *Ring) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.full {
+		return len(r.buf)
+	}
+	return r.next
+}
+
+func (r *Ring) add(rec Record) {
+	r.mu.Lock()
+	r.seq++
+	rec.Seq = r.seq
+	rec.Replica = r.replica
+	r.buf[r.next] = rec
+	r.next++
+	if r.next == len(r.buf) {
+		r.next, r.full = 0, true
+	}
+	r.mu.Unlock()
+}
+
+// Tail returns the last n records at level min or above, oldest first
+// (n <= 0: all of them).
+func (r *Ring) Tail(n int, min slog.Level) []Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	size := r.next
+	if r.full {
+		size = len(r.buf)
+	}
+	if n <= 0 || n > size {
+		n = size
+	}
+	out := make([]Record, 0, n)
+	// walk back from the newest record, then reverse
+	for i := 1; i <= size && len(out) < n; i++ {
+		rec := r.buf[(r.next-i+len(r.buf))%len(r.buf)]
+		if LevelOf(rec.Level) >= min {
+			out = append(out, rec)
+		}
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// Merge interleaves the records of several instances by time (ties by
+// replica, then sequence), keeping only the last tail of them (tail <= 0:
+// all).
+func Merge(tail int, lists ...[]Record) []Record {
+	var out []Record
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	slices.SortStableFunc(out, func(a, b Record) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Replica, b.Replica); c != 0 {
+			return c
+		}
+		switch {
+		case a.Seq < b.Seq:
+			return -1
+		case a.Seq > b.Seq:
+			return 1
+		}
+		return 0
+	})
+	if tail > 0 && len(out) > tail {
+		out = out[len(out)-tail:]
+	}
+	return out
+}
+
+// Handler wraps an app's slog.Handler: every record at the ring's level or
+// above is kept in the ring, and only what the wrapped handler enables is
+// passed on. The ring therefore keeps Debug records (shard moves, schedule
+// ticks) of an app that prints Info.
+type Handler struct {
+	inner  slog.Handler
+	ring   *Ring
+	attrs  []slog.Attr // from WithAttrs, keys already prefixed by their groups
+	prefix string      // open groups, "a.b."
+}
+
+// NewHandler wraps inner so that ring keeps what passes through.
+func NewHandler(inner slog.Handler, ring *Ring) *Handler {
+	return &Handler{inner: inner, ring: ring}
+}
+
+// Ring is the ring the handler writes to.
+func (h *Handler) Ring() *Ring { return h.ring }
+
+// Enabled is true for what the ring keeps or the wrapped handler prints.
+func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.ring.min || h.inner.Enabled(ctx, l)
+}
+
+// Handle keeps the record and passes it on if the wrapped handler wants it.
+func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level >= h.ring.min {
+		at := r.Time
+		if at.IsZero() {
+			at = time.Now()
+		}
+		rec := Record{Time: at, Level: r.Level.String(), Msg: r.Message}
+		if len(h.attrs) > 0 || r.NumAttrs() > 0 {
+			rec.Attrs = make(map[string]any, len(h.attrs)+r.NumAttrs())
+			for _, a := range h.attrs {
+				flatten(rec.Attrs, "", a)
+			}
+			r.Attrs(func(a slog.Attr) bool {
+				flatten(rec.Attrs, h.prefix, a)
+				return true
+			})
+		}
+		h.ring.add(rec)
+	}
+	if h.inner.Enabled(ctx, r.Level) {
+		return h.inner.Handle(ctx, r)
+	}
+	return nil
+}
+
+// WithAttrs adds attributes to both the ring's view and the wrapped handler.
+func (h *Handler) WithAttrs(as []slog.Attr) slog.Handler {
+	if len(as) == 0 {
+		return h
+	}
+	c := *h
+	c.inner = h.inner.WithAttrs(as)
+	c.attrs = slices.Clip(h.attrs)
+	for _, a := range as {
+		a.Key = h.prefix + a.Key
+		c.attrs = append(c.attrs, a)
+	}
+	return &c
+}
+
+// WithGroup opens a group in both views.
+func (h *Handler) WithGroup(name string) slog.Handler {
+	if name == "" {
+		return h
+	}
+	c := *h
+	c.inner = h.inner.WithGroup(name)
+	c.prefix = h.prefix + name + "."
+	return &c
+}
+
+// flatten stores a (resolved) attribute under its dotted key.
+func flatten(into map[string]any, prefix string, a slog.Attr) {
+	v := a.Value.Resolve()
+	if v.Kind() == slog.KindGroup {
+		p := prefix
+		if a.Key != "" {
+			p += a.Key + "."
+		}
+		for _, g := range v.Group() {
+			flatten(into, p, g)
+		}
+		return
+	}
+	if a.Key == "" {
+		return
+	}
+	into[prefix+a.Key] = plain(v)
+}
+
+// plain turns a value into something that encodes as JSON and no longer
+// refers to the caller's memory.
+func plain(v slog.Value) any {
+	switch v.Kind() {
+	case slog.KindString:
+		return v.String()
+	case slog.KindInt64:
+		return v.Int64()
+	case slog.KindUint64:
+		return v.Uint64()
+	case slog.KindFloat64:
+		f := v.Float64()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Sprint(f)
+		}
+		return f
+	case slog.KindBool:
+		return v.Bool()
+	case slog.KindDuration:
+		return v.Duration().String()
+	case slog.KindTime:
+		return v.Time().Format(time.RFC3339Nano)
+	}
+	switch x := v.Any().(type) {
+	case nil:
+		return nil
+	case error:
+		return x.Error()
+	case fmt.Stringer:
+		return x.String()
+	case json.Marshaler, []string, []any, map[string]any, map[string]string:
+		if b, err := json.Marshal(x); err == nil {
+			return json.RawMessage(b)
+		}
+	}
+	if b, err := json.Marshal(v.Any()); err == nil && len(b) <= 4096 {
+		return json.RawMessage(b)
+	}
+	return fmt.Sprint(v.Any())
+}

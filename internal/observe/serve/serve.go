@@ -1,0 +1,203 @@
+// Package serve adds the observability routes to an instance's inspect
+// server: its recent log records, its Prometheus metrics, and the two admin
+// actions (cancel a workflow, replay a dead letter) that need
+// VOLTRO_ADMIN_TOKEN. The read routes share the engine's read-only and
+// inspect-token check; the admin routes take POST only, with their own token.
+package serve
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/observe"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// Paths of the routes this package adds.
+const (
+	PathLogs          = "/_voltro/inspect/logs"
+	PathMetrics       = "/_voltro/metrics"
+	PathAdminCancel   = "/_voltro/admin/workflows/{id}/cancel"
+	PathAdminReplay   = "/_voltro/admin/messages/{id}/replay"
+	defaultTail       = 200
+	adminDisabledText = "admin actions are disabled on this instance until VOLTRO_ADMIN_TOKEN is set"
+)
+
+// Config is what the routes read and act on.
+type Config struct {
+	Engine    *engine.Engine
+	Ring      *observe.Ring
+	Telemetry *observe.Telemetry
+	// Schedules returns firings per schedule and outcome (App.ScheduleStats);
+	// nil when the app has none.
+	Schedules func() map[string]map[string]int64
+	// CancelWorkflow asks a run to stop (workflow.Engine.Cancel).
+	CancelWorkflow func(ctx context.Context, id string) error
+	// IntrospectionDropped counts introspection rows dropped under load; nil
+	// while no workflow engine exists.
+	IntrospectionDropped func() int64
+	Logger               *slog.Logger
+}
+
+// Install registers the routes on the engine's inspect server (call before
+// Start) and the engine's collectors in the telemetry's registry.
+func Install(c Config) error {
+	if c.Logger == nil {
+		c.Logger = c.Engine.Logger()
+	}
+	reg := c.Telemetry.Registry()
+	if err := reg.Register(&collector{c: c}); err != nil {
+		return fmt.Errorf("observe: registering the engine collector: %w", err)
+	}
+	if err := reg.Register(collectors.NewGoCollector()); err != nil {
+		return fmt.Errorf("observe: registering the Go collector: %w", err)
+	}
+	if err := reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
+		return fmt.Errorf("observe: registering the process collector: %w", err)
+	}
+	e := c.Engine
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{c.Logger}, ErrorHandling: promhttp.ContinueOnError})
+	e.HandleHTTP(func(mux *http.ServeMux) {
+		mux.HandleFunc(PathLogs, e.ReadOnly(c.logs))
+		mux.HandleFunc(PathMetrics, e.ReadOnly(metrics.ServeHTTP))
+		mux.HandleFunc(PathAdminCancel, c.admin(c.cancel))
+		mux.HandleFunc(PathAdminReplay, c.admin(c.replay))
+	})
+	return nil
+}
+
+// logs serves the ring: ?tail=N (default 200, 0 = everything kept) and
+// ?level=debug|info|warn|error (default debug), oldest first.
+func (c Config) logs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	tail := defaultTail
+	if s := q.Get("tail"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "tail must be a whole number >= 0, got " + strconv.Quote(s)})
+			return
+		}
+		tail = n
+	}
+	floor := slog.LevelDebug
+	if s := q.Get("level"); s != "" {
+		if err := floor.UnmarshalText([]byte(s)); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "level must be debug, info, warn or error, got " + strconv.Quote(s)})
+			return
+		}
+	}
+	recs := c.Ring.Tail(tail, floor)
+	if recs == nil {
+		recs = []observe.Record{}
+	}
+	writeJSON(w, http.StatusOK, recs)
+}
+
+// admin guards an admin route: refused outright while no admin token is
+// configured, POST only, and the bearer must be the admin token.
+func (c Config) admin(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tok := c.Engine.Config().AdminToken
+		if tok == "" {
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": adminDisabledText})
+			return
+		}
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "admin action: use POST"})
+			return
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(tok)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="voltro admin"`)
+			what := "wrong"
+			if !ok {
+				what = "missing"
+			}
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": what + " bearer token: admin actions need Authorization: Bearer <VOLTRO_ADMIN_TOKEN>"})
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (c Config) cancel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if c.CancelWorkflow == nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "this instance's store keeps no workflows"})
+		return
+	}
+	if err := c.CancelWorkflow(r.Context(), id); err != nil {
+		writeErr(w, fmt.Errorf("cancelling workflow %s: %w", id, err))
+		return
+	}
+	c.Logger.Info("admin: workflow cancel requested", "execution", id, "remote", r.RemoteAddr)
+	writeJSON(w, http.StatusAccepted, map[string]any{"id": id, "cancelRequested": true})
+}
+
+func (c Config) replay(w http.ResponseWriter, r *http.Request) {
+	raw := r.PathValue("id")
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "message id " + strconv.Quote(raw) + " is not a number"})
+		return
+	}
+	d := c.Engine.Store()
+	if err := d.ReplayDead(r.Context(), id); err != nil {
+		writeErr(w, fmt.Errorf("replaying message %d: %w", id, err))
+		return
+	}
+	if m, err := d.GetMessage(r.Context(), id); err == nil {
+		c.Engine.WakeShard(m.Shard)
+	}
+	c.Logger.Info("admin: dead letter replayed", "message", id, "remote", r.RemoteAddr)
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "state": store.StatePending})
+}
+
+// writeErr maps an error's voltro code to an HTTP status.
+func writeErr(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	var e *errs.Error
+	if errors.As(err, &e) {
+		switch e.Code {
+		case errs.CodeNotFound:
+			code = http.StatusNotFound
+		case errs.CodeInvalidArgument:
+			code = http.StatusBadRequest
+		case errs.CodeUnavailable:
+			code = http.StatusServiceUnavailable
+		}
+	}
+	writeJSON(w, code, map[string]string{"error": err.Error()})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// slogPrinter hands promhttp's error log to slog.
+type slogPrinter struct{ log *slog.Logger }
+
+func (p slogPrinter) Println(v ...any) {
+	p.log.Warn("metrics endpoint: " + strings.TrimSpace(fmt.Sprintln(v...)))
+}
+
+// check the collector type at compile time
+var _ prometheus.Collector = (*collector)(nil)

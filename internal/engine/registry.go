@@ -1,0 +1,42 @@
+package engine
+
+// The local runtime registry entry: at Start the engine writes
+// <replica>-<pid>.json into the registry directory (VOLTRO_REGISTRY_DIR,
+// $XDG_RUNTIME_DIR/voltro or ~/.voltro/run) so `voltro cluster status` finds
+// instances that the runners table of a single-process store cannot show
+// to another process; the entry goes when the engine closes.
+
+import (
+	"context"
+	"os"
+
+	"github.com/voltro/voltro/internal/registry"
+)
+
+// registerLocal writes the entry and removes it when the engine's loops
+// stop (Close). A registry that cannot be written is logged, never fatal.
+func (e *Engine) registerLocal() {
+	dir, err := registry.Dir(os.Getenv)
+	if err != nil {
+		e.log.Warn("runtime registry: no directory; voltro cluster status will not list this instance from the registry", "err", err)
+		return
+	}
+	host, _ := os.Hostname()
+	dialect := string(e.d.Dialect())
+	path, err := registry.Write(dir, registry.Entry{
+		ReplicaID: e.cfg.ReplicaID, PID: os.Getpid(), Process: registry.ProcessName(os.Getenv), Host: host,
+		Dialect: dialect, Database: registry.DatabaseKey(dialect, e.cfg.DB.Database),
+		InspectAddr: e.InspectAddr(), RunnerAddress: e.address, Started: e.started,
+	})
+	if err != nil {
+		e.log.Warn("runtime registry: writing this instance's entry failed", "err", err)
+		return
+	}
+	e.log.Debug("runtime registry entry written", "path", path)
+	e.goLoop(func(ctx context.Context) {
+		<-ctx.Done()
+		if err := registry.Remove(path); err != nil {
+			e.log.Warn("runtime registry: removing this instance's entry failed", "err", err)
+		}
+	})
+}

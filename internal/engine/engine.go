@@ -221,6 +221,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		return err
 	}
 	e.runner.SetInspectAddr(e.InspectAddr())
+	e.registerLocal()
 	e.goLoop(func(ctx context.Context) { e.deliv.Run(ctx) })
 	e.goLoop(func(ctx context.Context) { _ = e.runner.Run(ctx) })
 	if wl, ok := e.d.(store.WakeListener); ok {

@@ -22,6 +22,9 @@ import (
 // DefaultRingSize is how many records an instance keeps when not told.
 const DefaultRingSize = 2000
 
+// bootMax bounds the records pinned while an instance boots.
+const bootMax = 256
+
 // Record is one kept log record, as served by the inspect endpoint.
 type Record struct {
 	Seq     uint64         `json:"seq"`
@@ -30,6 +33,10 @@ type Record struct {
 	Msg     string         `json:"msg"`
 	Attrs   map[string]any `json:"attrs,omitempty"`
 	Replica string         `json:"replicaId"`
+	// Boot marks a record logged while the instance started (resolved
+	// dialect, lock mode, CDC flavor, runner identity): those are kept
+	// apart, so they are still served after the ring has turned over.
+	Boot bool `json:"boot,omitempty"`
 }
 
 // LevelOf parses a record's level name back (unknown names are Info).
@@ -46,11 +53,13 @@ type Ring struct {
 	replica string
 	min     slog.Level
 
-	mu   sync.Mutex
-	buf  []Record
-	next int // slot of the next write
-	full bool
-	seq  uint64
+	mu       sync.Mutex
+	buf      []Record
+	next     int // slot of the next write
+	full     bool
+	seq      uint64
+	boot     []Record // pinned until EndBoot, at most bootMax
+	bootDone bool
 }
 
 // NewRing keeps up to size records at level min and above (size <= 0 takes
@@ -83,12 +92,38 @@ func (r *Ring) add(rec Record) {
 	r.seq++
 	rec.Seq = r.seq
 	rec.Replica = r.replica
+	if !r.bootDone && len(r.boot) < bootMax {
+		rec.Boot = true
+		r.boot = append(r.boot, rec)
+	}
 	r.buf[r.next] = rec
 	r.next++
 	if r.next == len(r.buf) {
 		r.next, r.full = 0, true
 	}
 	r.mu.Unlock()
+}
+
+// EndBoot ends the boot phase: later records are no longer pinned.
+func (r *Ring) EndBoot() {
+	r.mu.Lock()
+	r.bootDone = true
+	r.mu.Unlock()
+}
+
+// TailWithBoot is Tail preceded by the pinned boot records that fell out of
+// the tail (evicted, or older than its n records).
+func (r *Ring) TailWithBoot(n int, min slog.Level) []Record {
+	tail := r.Tail(n, min)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Record
+	for _, b := range r.boot {
+		if (len(tail) == 0 || b.Seq < tail[0].Seq) && LevelOf(b.Level) >= min {
+			out = append(out, b)
+		}
+	}
+	return append(out, tail...)
 }
 
 // Tail returns the last n records at level min or above, oldest first
@@ -116,8 +151,8 @@ func (r *Ring) Tail(n int, min slog.Level) []Record {
 }
 
 // Merge interleaves the records of several instances by time (ties by
-// replica, then sequence), keeping only the last tail of them (tail <= 0:
-// all).
+// replica, then sequence), keeping boot records and the last tail of the
+// others (tail <= 0: all).
 func Merge(tail int, lists ...[]Record) []Record {
 	var out []Record
 	for _, l := range lists {
@@ -138,10 +173,23 @@ func Merge(tail int, lists ...[]Record) []Record {
 		}
 		return 0
 	})
-	if tail > 0 && len(out) > tail {
-		out = out[len(out)-tail:]
+	if tail <= 0 {
+		return out
 	}
-	return out
+	cut, n := len(out), 0
+	for cut > 0 && n < tail {
+		cut--
+		if !out[cut].Boot {
+			n++
+		}
+	}
+	kept := make([]Record, 0, tail+len(out[:cut]))
+	for _, rec := range out[:cut] {
+		if rec.Boot {
+			kept = append(kept, rec)
+		}
+	}
+	return append(kept, out[cut:]...)
 }
 
 // Handler wraps an app's slog.Handler: every record at the ring's level or

@@ -121,3 +121,28 @@ func TestRingConcurrentWriters(t *testing.T) {
 		t.Fatalf("kept %d, last seq %d", len(got), got[len(got)-1].Seq)
 	}
 }
+
+func TestBootRecordsOutliveTheRing(t *testing.T) {
+	r := NewRing("a", 4, slog.LevelDebug)
+	log := slog.New(NewHandler(slog.DiscardHandler, r))
+	log.Info("workflow engine: cluster-sql, dialect=postgres")
+	log.Info("workflow runner: address=10.0.0.7:34000 replica=a")
+	r.EndBoot()
+	for i := range 10 {
+		log.Debug("workflow runner: shard acquired", "i", i)
+	}
+	got := r.TailWithBoot(3, slog.LevelDebug)
+	if len(got) != 5 || !got[0].Boot || !got[1].Boot || got[2].Boot || got[4].Attrs["i"] != int64(9) {
+		t.Fatalf("boot + tail 3 = %+v", got)
+	}
+	if plain := r.Tail(3, slog.LevelDebug); len(plain) != 3 || plain[0].Boot {
+		t.Fatalf("tail 3 = %+v", plain)
+	}
+	// merged with another instance, the tail counts only non-boot records
+	t0 := got[4].Time
+	other := []Record{{Seq: 1, Time: t0.Add(time.Second), Msg: "b", Replica: "b"}}
+	merged := Merge(2, got, other)
+	if len(merged) != 4 || merged[0].Msg != got[0].Msg || merged[1].Msg != got[1].Msg || merged[2].Attrs["i"] != int64(9) || merged[3].Msg != "b" {
+		t.Fatalf("merged = %+v", merged)
+	}
+}

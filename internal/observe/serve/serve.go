@@ -79,8 +79,9 @@ func Install(c Config) error {
 	return nil
 }
 
-// logs serves the ring: ?tail=N (default 200, 0 = everything kept) and
-// ?level=debug|info|warn|error (default debug), oldest first.
+// logs serves the ring, oldest first: ?tail=N (default 200, 0 = everything
+// kept), ?level=debug|info|warn|error (default debug), and the boot records
+// before the tail unless ?boot=false.
 func (c Config) logs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	tail := defaultTail
@@ -99,7 +100,12 @@ func (c Config) logs(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	recs := c.Ring.Tail(tail, floor)
+	var recs []observe.Record
+	if b, err := strconv.ParseBool(q.Get("boot")); err == nil && !b {
+		recs = c.Ring.Tail(tail, floor)
+	} else {
+		recs = c.Ring.TailWithBoot(tail, floor)
+	}
 	if recs == nil {
 		recs = []observe.Record{}
 	}

@@ -6,6 +6,7 @@ package postgres_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/postgres"
 	"github.com/voltro/voltro/internal/store/storetest"
@@ -314,5 +316,108 @@ func TestNamespaceSeparatesLocks(t *testing.T) {
 	var n int
 	if err := a.DB().QueryRowContext(ctx, `SELECT count(*) FROM other.voltro_shard_locks`).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("second cluster's ledger: %d %v", n, err)
+	}
+}
+
+// Which writes notify: a pending message and a reply for another runner do;
+// a message claimed at insert and a reply for the completing runner itself
+// do not (that runner wakes its own waiters).
+func TestWakeSelection(t *testing.T) {
+	ctx := ctxT(t)
+	url := testdb.Postgres(t, "pgwakesel")
+	a := open(t, url)
+	w := listen(t, a)
+	listening(t, a.DB())
+	lk, err := a.NewLocker(ctx, store.LockAdvisory, "a:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	epoch, _, err := lk.Acquire(ctx, "default/1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := &store.EnqueueClaim{Owner: "a:1", Epoch: epoch, ClaimTTL: time.Minute}
+	fence := store.Fence{Owner: "a:1", Epoch: epoch}
+	local, err := a.Enqueue(ctx, &store.Message{Shard: "default/1", EntityType: "t", EntityID: "1", ReplyTo: "a:1"}, claim)
+	if err != nil || local.ClaimedEpoch != epoch {
+		t.Fatalf("local enqueue: %+v %v", local, err)
+	}
+	if err := a.Complete(ctx, store.Completion{MessageID: local.ID, Shard: "default/1", Fence: fence}); err != nil {
+		t.Fatal(err)
+	}
+	remote, err := a.Enqueue(ctx, &store.Message{Shard: "default/1", EntityType: "t", EntityID: "2", ReplyTo: "b:1"}, claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Complete(ctx, store.Completion{MessageID: remote.ID, Shard: "default/1", Fence: fence}); err != nil {
+		t.Fatal(err)
+	}
+	keyed, err := a.Enqueue(ctx, &store.Message{Shard: "default/2", EntityType: "t", EntityID: "3", DedupeKey: "k"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Notifications arrive in commit order: everything before the keyed
+	// message's wake has been seen by then.
+	var got []store.Wake
+	w.await(t, "keyed pending message", func(wk store.Wake) bool {
+		got = append(got, wk)
+		return wk.Kind == store.WakeMessage && wk.ID == keyed.ID
+	})
+	want := []store.Wake{{Kind: store.WakeReply, ID: remote.ID}, {Kind: store.WakeMessage, Shard: "default/2", ID: keyed.ID}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("wakes %+v, want %+v", got, want)
+	}
+}
+
+func TestCompleteShardArgument(t *testing.T) {
+	ctx := ctxT(t)
+	a := open(t, testdb.Postgres(t, "pgshardarg"))
+	lk, err := a.NewLocker(ctx, store.LockRow, "a:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	epoch, _, err := lk.Acquire(ctx, "default/1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := &store.EnqueueClaim{Owner: "a:1", Epoch: epoch, ClaimTTL: time.Minute}
+	fence := store.Fence{Owner: "a:1", Epoch: epoch}
+	r, err := a.Enqueue(ctx, &store.Message{Shard: "default/1", EntityType: "t", EntityID: "1"}, claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Complete(ctx, store.Completion{MessageID: r.ID, Shard: "default/9", Fence: fence}); !errors.Is(err, errs.ErrInvalidArgument) {
+		t.Fatalf("wrong shard: want invalid_argument, got %v", err)
+	}
+	if err := a.Complete(ctx, store.Completion{MessageID: r.ID, Fence: fence, Payload: []byte("x")}); err != nil {
+		t.Fatalf("no shard given: %v", err)
+	}
+	if err := a.Complete(ctx, store.Completion{MessageID: 1 << 50, Fence: fence}); !errors.Is(err, errs.ErrNotFound) {
+		t.Fatalf("missing message: want not_found, got %v", err)
+	}
+}
+
+func TestUnavailable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// Nothing listens on port 1.
+	_, err := postgres.Open(ctx, "postgres://postgres@127.0.0.1:1/voltro?sslmode=disable&connect_timeout=2", postgres.Options{Logger: quiet})
+	if !errors.Is(err, errs.ErrUnavailable) {
+		t.Fatalf("unreachable server: want unavailable, got %v", err)
+	}
+	// A store whose locker session was killed reports unavailable too.
+	url := testdb.Postgres(t, "pgunavail")
+	s := open(t, url)
+	lk, err := s.NewLocker(ctx, store.LockAdvisory, "a:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	adminExec(t, url, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = 'voltro-locker'`)
+	if err := lk.Heartbeat(ctx, "a:1"); !errors.Is(err, errs.ErrUnavailable) {
+		t.Fatalf("heartbeat on a killed session: want unavailable, got %v", err)
 	}
 }

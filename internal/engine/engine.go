@@ -18,6 +18,7 @@ import (
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/delivery"
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/observe"
 	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/runner"
 	"github.com/voltro/voltro/internal/store"
@@ -36,6 +37,9 @@ type Options struct {
 	// Open opens the store of Config.DB when Store is nil.
 	Open   func(ctx context.Context, cfg config.Config, log *slog.Logger) (store.Driver, error)
 	Logger *slog.Logger
+	// Telemetry traces deliveries and holds the instance's instruments; nil
+	// traces nothing and keeps instruments in a registry of their own.
+	Telemetry *observe.Telemetry
 }
 
 // Engine is one running instance.
@@ -44,6 +48,7 @@ type Engine struct {
 	d          store.Driver
 	ownsStore  bool
 	log        *slog.Logger
+	tel        *observe.Telemetry
 	lockMode   store.LockMode
 	lockReason string
 	tier       string
@@ -83,7 +88,10 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	e := &Engine{cfg: cfg, log: log, waiters: map[int64][]chan store.Reply{}, groups: map[string]string{}}
+	e := &Engine{cfg: cfg, log: log, tel: opts.Telemetry, waiters: map[int64][]chan store.Reply{}, groups: map[string]string{}}
+	if e.tel == nil {
+		e.tel = observe.New(nil, cfg.ReplicaID)
+	}
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}

@@ -3,6 +3,11 @@ package engine
 // Facts other parts of an instance report through inspect: the change
 // feed's flavor, the schedule coordination, and free-form extras.
 
+import "github.com/voltro/voltro/internal/observe"
+
+// Telemetry is the instance's tracer and instruments.
+func (e *Engine) Telemetry() *observe.Telemetry { return e.tel }
+
 // SetCDCFlavor records the change feed transport for inspect and status.
 func (e *Engine) SetCDCFlavor(flavor string) {
 	e.mu.Lock()

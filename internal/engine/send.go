@@ -42,7 +42,7 @@ func (e *Engine) Register(entityType string, h delivery.Handler, o EntityOptions
 	e.mu.Lock()
 	e.groups[entityType] = group
 	e.mu.Unlock()
-	e.deliv.Register(entityType, h, delivery.TypeOptions{MaxAttempts: o.MaxAttempts, Backoff: o.Backoff})
+	e.deliv.Register(entityType, e.tel.WrapHandler(entityType, h), delivery.TypeOptions{MaxAttempts: o.MaxAttempts, Backoff: o.Backoff})
 	e.runner.TypesChanged()
 	return nil
 }
@@ -93,7 +93,7 @@ func (e *Engine) send(ctx context.Context, in Message, wait bool) (Sent, chan st
 	shard := e.ShardOf(in.EntityType, in.EntityID, in.Group)
 	m := &store.Message{
 		Shard: shard, EntityType: in.EntityType, EntityID: in.EntityID, Tag: in.Tag,
-		Payload: in.Payload, Headers: in.Headers, DedupeKey: in.DedupeKey,
+		Payload: in.Payload, Headers: e.tel.InjectHeaders(ctx, in.Headers), DedupeKey: in.DedupeKey,
 		Delay: in.Delay, DeliverAt: in.DeliverAt,
 	}
 	if wait && e.cfg.Clustered() {
@@ -307,6 +307,7 @@ func (e *Engine) onRPCVolatile(ctx context.Context, req rpc.VolatileRequest) ([]
 // Volatile delivers a message without persisting it: through our own
 // mailbox if we hold the shard, else through the owner's runner RPC.
 func (e *Engine) Volatile(ctx context.Context, in Message) ([]byte, error) {
+	in.Headers = e.tel.InjectHeaders(ctx, in.Headers)
 	shard := e.ShardOf(in.EntityType, in.EntityID, in.Group)
 	m := store.Message{Shard: shard, EntityType: in.EntityType, EntityID: in.EntityID, Tag: in.Tag, Payload: in.Payload, Headers: in.Headers}
 	if e.deliv.Epoch(shard) > 0 {

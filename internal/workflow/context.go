@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/observe"
 	"github.com/voltro/voltro/internal/store"
 )
 
@@ -113,7 +114,9 @@ func (c *Context) Step(name string, fn func(ctx context.Context) ([]byte, error)
 	started := time.Now()
 	var lastErr error
 	for attempt := 1; ; attempt++ {
-		out, err := runStep(c.ctx, fn)
+		sctx, endSpan := c.w.tel.StartStep(c.ctx, c.exec.Name, c.exec.ID, name, seq, attempt)
+		out, err := runStep(sctx, fn)
+		endSpan(err)
 		if c.ctx.Err() != nil {
 			panic(lost{})
 		}
@@ -269,4 +272,5 @@ func (c *Context) ExecuteChild(name string, input []byte, o ChildOptions) ([]byt
 	panic(suspend{on: fmt.Sprintf("child %s (operation %d)", childID, seq)})
 }
 
-func (c *Context) trace() string { return "" }
+// trace is the W3C traceparent of the current replay's span.
+func (c *Context) trace() string { return observe.Traceparent(c.ctx) }

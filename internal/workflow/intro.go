@@ -86,7 +86,7 @@ func (w *Engine) introRun(x store.Execution, status store.ExecStatus, errText st
 }
 
 func (w *Engine) introStep(c *Context, seq int, name string, kind store.JournalKind, attempt int, status, errText string, started, finished time.Time) {
-	rec := store.StepRecord{ExecutionID: c.exec.ID, Seq: seq, Name: name, Kind: kind, Attempt: attempt, Status: status, Runner: c.fence.Owner, ReplicaID: w.intro.replica, Error: errText, StartedAt: started, FinishedAt: finished}
+	rec := store.StepRecord{ExecutionID: c.exec.ID, Seq: seq, Name: name, Kind: kind, Attempt: attempt, Status: status, Runner: c.fence.Owner, ReplicaID: w.intro.replica, Error: errText, StartedAt: started, FinishedAt: finished, Trace: c.trace()}
 	w.intro.put(func(ctx context.Context) error { return w.intro.in.RecordStep(ctx, rec) })
 }
 

@@ -5,6 +5,7 @@ package workflow
 // code from the top against the journal until it finishes or must wait.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,6 +59,7 @@ func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message
 				return nil, err
 			}
 		}
+		ctx, endSpan := w.tel.StartReplay(ctx, w.ws, x, m, len(journal))
 		c := &Context{
 			ctx: ctx, w: w, exec: x, fence: fence, journal: make(map[int]store.JournalEntry, len(journal)),
 			cancel: x.CancelRequested, log: w.log.With("workflow", x.Name, "execution", x.ID),
@@ -67,11 +69,15 @@ func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message
 		}
 		if x.Status == store.ExecSuspended || len(journal) > 0 {
 			w.introEvent(x.ID, "resumed", fmt.Sprintf("%s on %s, %d journaled operation(s)", m.Tag, fence.Owner, len(journal)))
+			c.log.Debug("workflow resumed", "tag", m.Tag, "runner", fence.Owner, "journaled", len(journal))
 		} else {
 			w.introEvent(x.ID, "started", "on "+fence.Owner)
+			c.log.Debug("workflow started", "runner", fence.Owner)
 		}
 		out, outcome := w.execute(c, d)
-		return nil, w.finish(ctx, c, out, outcome)
+		err = w.finish(ctx, c, out, outcome)
+		endSpan(outcome.kind, cmp.Or(err, outcome.err))
+		return nil, err
 	}
 }
 
@@ -148,6 +154,7 @@ func (w *Engine) finish(ctx context.Context, c *Context, out []byte, oc outcome)
 	if err := w.update(ctx, u); err != nil {
 		return err
 	}
+	w.tel.WorkflowFinished(x.Name, string(u.Status), time.Since(x.CreatedAt))
 	errText := ""
 	if oc.err != nil {
 		errText = oc.err.Error()

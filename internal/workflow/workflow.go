@@ -6,6 +6,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/voltro/voltro/internal/engine"
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/observe"
 	"github.com/voltro/voltro/internal/store"
 )
 
@@ -47,6 +49,7 @@ type Engine struct {
 	ws    store.WorkflowStore
 	intro *recorder
 	log   *slog.Logger
+	tel   *observe.Telemetry // spans and instruments of the instance
 
 	mu      sync.Mutex
 	defs    map[string]*definition
@@ -60,7 +63,7 @@ func New(e *engine.Engine) (*Engine, error) {
 		return nil, errs.New(errs.CodeUnavailable, "the %s store does not keep workflows", e.Store().Dialect())
 	}
 	in, _ := e.Store().(store.WorkflowIntrospection)
-	w := &Engine{e: e, ws: ws, log: e.Logger(), defs: map[string]*definition{}, waiters: map[string][]chan struct{}{}}
+	w := &Engine{e: e, ws: ws, log: e.Logger(), tel: e.Telemetry(), defs: map[string]*definition{}, waiters: map[string][]chan struct{}{}}
 	w.intro = newRecorder(in, e.Config().ReplicaID, e.Logger())
 	return w, nil
 }
@@ -137,10 +140,13 @@ func (w *Engine) start(ctx context.Context, name string, input []byte, o StartOp
 	typ := EntityPrefix + name
 	shard := w.e.ShardOf(typ, id, "")
 	x := store.Execution{ID: id, Name: name, Shard: shard, Key: o.Key, Input: input, ParentID: o.ParentID, ParentClose: o.ParentClose}
-	sc := store.StartContext{Subject: o.Subject, Trace: o.Trace, Source: o.Source, ParentID: o.ParentID, ParentClose: o.ParentClose}
-	msg := &store.Message{Shard: shard, EntityType: typ, EntityID: id, Tag: TagStart, DedupeKey: "wf-start:" + id}
+	// The run keeps the start span's trace context: its replays join it.
+	ctx, endSpan := w.tel.StartWorkflow(ctx, name, id, o.Trace)
+	sc := store.StartContext{Subject: o.Subject, Trace: cmp.Or(observe.Traceparent(ctx), o.Trace), Source: o.Source, ParentID: o.ParentID, ParentClose: o.ParentClose}
+	msg := &store.Message{Shard: shard, EntityType: typ, EntityID: id, Tag: TagStart, DedupeKey: "wf-start:" + id, Headers: w.tel.InjectHeaders(ctx, nil)}
 	claim := w.e.ClaimFor(shard, typ)
 	stored, existing, res, err := w.ws.StartExecution(ctx, x, sc, msg, claim)
+	endSpan(err == nil && !existing, err)
 	if err != nil {
 		return store.Execution{}, err
 	}

@@ -16,13 +16,19 @@ package voltro
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/voltro/voltro/internal/cdc"
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/observe"
+	"github.com/voltro/voltro/internal/observe/serve"
 	"github.com/voltro/voltro/internal/schedule"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/open"
@@ -39,6 +45,7 @@ type App struct {
 	schedDefault schedule.Coordination
 	started      bool
 	log          *slog.Logger
+	ring         *observe.Ring // the recent log records inspect serves
 	mu           sync.Mutex
 	hooks        []func(ctx context.Context) error // run at Start, after the engine serves
 	closes       []func(ctx context.Context) error // run at Close, before the engine leaves
@@ -49,6 +56,7 @@ type appOptions struct {
 	env    func(string) string
 	logger *slog.Logger
 	store  store.Driver
+	tracer trace.TracerProvider
 }
 
 // Option configures New.
@@ -63,6 +71,13 @@ func WithEnv(env func(string) string) Option { return func(o *appOptions) { o.en
 
 // WithLogger sets the structured logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(o *appOptions) { o.logger = l } }
+
+// WithTracerProvider traces workflow runs, steps, message deliveries and
+// schedule firings with tp (default: no tracing; the global provider is
+// never used).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(o *appOptions) { o.tracer = tp }
+}
 
 // New resolves the configuration, opens and migrates the store and checks
 // the cluster configuration. Register entity types, workflows and schedules,
@@ -83,11 +98,20 @@ func New(ctx context.Context, opts ...Option) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.store, Open: open.Open, Logger: o.logger})
+	// Every record passes through the ring, Debug included, whatever the
+	// app's handler prints.
+	ring := observe.NewRing(cfg.ReplicaID, observe.DefaultRingSize, slog.LevelDebug)
+	o.logger = slog.New(observe.NewHandler(o.logger.Handler(), ring))
+	tel := observe.New(o.tracer, cfg.ReplicaID)
+	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.store, Open: open.Open, Logger: o.logger, Telemetry: tel})
 	if err != nil {
 		return nil, err
 	}
-	a := &App{e: e, log: o.logger, schedDefault: coord}
+	a := &App{e: e, log: o.logger, ring: ring, schedDefault: coord}
+	if err := a.serveObservability(); err != nil {
+		_ = e.Close(ctx)
+		return nil, err
+	}
 	if err := a.openFeed(ctx, cfg, o.env); err != nil {
 		_ = e.Close(ctx)
 		return nil, err
@@ -111,8 +135,53 @@ func (a *App) Start(ctx context.Context) error {
 			return err
 		}
 	}
+	a.bootLine()
 	return nil
 }
+
+// serveObservability adds the log, metrics and admin routes to the inspect
+// server.
+func (a *App) serveObservability() error {
+	return serve.Install(serve.Config{
+		Engine: a.e, Ring: a.ring, Telemetry: a.e.Telemetry(), Schedules: a.ScheduleStats, Logger: a.log,
+		CancelWorkflow: func(ctx context.Context, id string) error {
+			wf, err := a.workflows()
+			if err != nil {
+				return err
+			}
+			return wf.Cancel(ctx, id)
+		},
+		IntrospectionDropped: func() int64 {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			if a.wf == nil {
+				return 0
+			}
+			return a.wf.Dropped()
+		},
+	})
+}
+
+// bootLine logs who this instance is and how it coordinates, then ends the
+// boot records the log ring keeps apart.
+func (a *App) bootLine() {
+	a.mu.Lock()
+	coord := "none"
+	if a.sched != nil {
+		coord = string(a.sched.DefaultCoordination())
+	}
+	a.mu.Unlock()
+	cfg := a.e.Config()
+	a.log.Info(fmt.Sprintf("voltro started: replica=%s runner=%s dialect=%s cdc=%s coordination=%s inspect=%s",
+		cfg.ReplicaID, a.e.Address(), a.e.Store().Dialect(), a.feed.Flavor(), coord, a.e.InspectAddr()),
+		"replicaId", cfg.ReplicaID, "runner", a.e.Address(), "dialect", a.e.Store().Dialect(), "cdc", a.feed.Flavor(),
+		"coordination", coord, "inspect", a.e.InspectAddr(), "version", engine.Version)
+	a.ring.EndBoot()
+}
+
+// MetricsRegistry is this instance's Prometheus registry, served at
+// /_voltro/metrics on the inspect address; add the app's own collectors to it.
+func (a *App) MetricsRegistry() *prometheus.Registry { return a.e.Telemetry().Registry() }
 
 // Close leaves the cluster gracefully: running handlers finish (bounded by
 // ctx), shards are released for the survivors, and the store is closed.
@@ -161,6 +230,11 @@ type Registrable interface {
 // backlog read at once.
 func (a *App) Register(items ...Registrable) error {
 	for _, it := range items {
+		if s, ok := it.(*Schedule); ok { // trace its firings, leave the caller's value alone
+			cp := *s
+			cp.s.Func = a.e.Telemetry().WrapSchedule(s.s.Name, s.s.Func)
+			it = &cp
+		}
 		if err := it.register(a); err != nil {
 			return err
 		}

@@ -1,0 +1,298 @@
+// Package cli implements `voltro logs` and `voltro traces`: the first asks
+// every instance of a database for its recent log records and prints them
+// merged by time; the second prints one workflow execution's timeline
+// across instances from the introspection tables.
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/observe"
+	"github.com/voltro/voltro/internal/observe/serve"
+	"github.com/voltro/voltro/internal/registry"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// LogsOptions say where to look and what to print.
+type LogsOptions struct {
+	// Store is the store of DB_URL, nil when DB_URL is not set (then only
+	// the local registry directory is read, for every database).
+	Store store.Driver
+	// Dialect and Database name DB_URL's database (config.Config.DB).
+	Dialect  string
+	Database string
+	// RegistryDir is the local registry directory (registry.Dir); "" skips it.
+	RegistryDir string
+	// Process keeps only instances of this process name or replica id.
+	Process string
+	// Tail is how many records to print in all (each instance is asked for
+	// as many); 0 prints everything the instances keep.
+	Tail int
+	// Level is the lowest level printed: debug (default), info, warn, error.
+	Level string
+	// Format is text (default) or json (one record per line).
+	Format string
+	// Colour marks levels with terminal colours (text only).
+	Colour bool
+	// InspectToken is sent as a bearer token (VOLTRO_INSPECT_TOKEN).
+	InspectToken string
+	// HTTP asks the instances; nil uses a client with a 5 s timeout.
+	HTTP *http.Client
+}
+
+// Target is one instance to ask.
+type Target struct {
+	ReplicaID   string
+	Process     string
+	InspectAddr string
+}
+
+// Discover lists the instances of o's database: the runners table on a
+// shared SQL store, the local registry directory otherwise (and for
+// instances the table cannot show), filtered by o.Process.
+func Discover(ctx context.Context, o LogsOptions) ([]Target, error) {
+	var local []registry.Listed
+	if o.RegistryDir != "" {
+		var err error
+		if local, err = registry.List(o.RegistryDir); err != nil {
+			return nil, fmt.Errorf("reading the registry directory: %w", err)
+		}
+	}
+	database := registry.DatabaseKey(o.Dialect, o.Database)
+	var found []registry.Instance
+	var rows []store.Runner
+	if o.Store != nil {
+		var err error
+		if rows, err = o.Store.ListRunners(ctx); err != nil {
+			return nil, fmt.Errorf("reading the runners table: %w", err)
+		}
+	}
+	switch store.Dialect(o.Dialect) {
+	case store.Postgres, store.MariaDB, store.MySQL:
+		if o.Store != nil {
+			found = registry.FromRunners(rows, o.Dialect, database, local)
+			break
+		}
+		fallthrough
+	default:
+		dialect := o.Dialect
+		if o.Store == nil {
+			dialect = "" // no DB_URL: every local instance
+		}
+		found = registry.FromEntries(local, dialect, database, rows)
+	}
+	var out []Target
+	seen := map[string]bool{}
+	for _, in := range found {
+		if o.Process != "" && in.Process != o.Process && in.ReplicaID != o.Process {
+			continue
+		}
+		if in.Stale || in.InspectAddr == "" || seen[in.InspectAddr] {
+			continue
+		}
+		seen[in.InspectAddr] = true
+		out = append(out, Target{ReplicaID: in.ReplicaID, Process: in.Process, InspectAddr: dialAddr(in.InspectAddr, in.RunnerAddress)})
+	}
+	slices.SortFunc(out, func(a, b Target) int {
+		return cmp.Or(strings.Compare(a.Process, b.Process), strings.Compare(a.ReplicaID, b.ReplicaID))
+	})
+	return out, nil
+}
+
+// dialAddr turns a listening address into one to dial: a wildcard host
+// becomes the runner's host (or loopback).
+func dialAddr(inspect, runner string) string {
+	host, port, err := net.SplitHostPort(inspect)
+	if err != nil {
+		return inspect
+	}
+	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return inspect
+	}
+	if rh, _, err := net.SplitHostPort(runner); err == nil && rh != "" && !strings.HasPrefix(runner, "local:") {
+		return net.JoinHostPort(rh, port)
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}
+
+// Logs prints the merged recent log records of every instance found. An
+// instance that cannot be asked is reported on stderr; asking none
+// successfully is an error.
+func Logs(ctx context.Context, o LogsOptions, stdout, stderr io.Writer) error {
+	level := slog.LevelDebug
+	if o.Level != "" {
+		if err := level.UnmarshalText([]byte(o.Level)); err != nil {
+			return errs.New(errs.CodeInvalidArgument, "--level %q: use debug, info, warn or error", o.Level)
+		}
+	}
+	if o.Format == "" {
+		o.Format = "text"
+	}
+	if o.Format != "text" && o.Format != "json" {
+		return errs.New(errs.CodeInvalidArgument, "--format %q: use text or json", o.Format)
+	}
+	if o.HTTP == nil {
+		o.HTTP = &http.Client{Timeout: 5 * time.Second}
+	}
+	targets, err := Discover(ctx, o)
+	if err != nil {
+		return err
+	}
+	if len(targets) == 0 {
+		what := "no running instance was found"
+		if o.Process != "" {
+			what += " for process " + strconv.Quote(o.Process)
+		}
+		return errs.New(errs.CodeNotFound, "%s (instances publish their inspect address in the runners table, or in the registry directory for single-process stores)", what)
+	}
+	lists := make([][]observe.Record, len(targets))
+	fails := make([]error, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lists[i], fails[i] = fetchLogs(ctx, o.HTTP, t.InspectAddr, o.Tail, level, o.InspectToken)
+		}()
+	}
+	wg.Wait()
+	asked := 0
+	for i, err := range fails {
+		if err != nil {
+			fmt.Fprintf(stderr, "voltro logs: %s (%s) at %s: %v\n", targets[i].ReplicaID, targets[i].Process, targets[i].InspectAddr, err)
+			continue
+		}
+		asked++
+	}
+	if asked == 0 {
+		return errs.New(errs.CodeUnavailable, "none of the %d instance(s) found answered", len(targets))
+	}
+	recs := observe.Merge(o.Tail, lists...)
+	if o.Format == "json" {
+		enc := json.NewEncoder(stdout)
+		for _, r := range recs {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	width := 0
+	for _, r := range recs {
+		width = max(width, len(r.Replica))
+	}
+	for _, r := range recs {
+		fmt.Fprintln(stdout, FormatRecord(r, width, o.Colour))
+	}
+	return nil
+}
+
+// fetchLogs asks one instance for its ring.
+func fetchLogs(ctx context.Context, c *http.Client, addr string, tail int, level slog.Level, token string) ([]observe.Record, error) {
+	q := url.Values{"tail": {strconv.Itoa(tail)}, "level": {strings.ToLower(level.String())}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+serve.PathLogs+"?"+q.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("unreachable: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading the answer: %w", err)
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusUnauthorized:
+		return nil, fmt.Errorf("refused (401): set VOLTRO_INSPECT_TOKEN to the instance's inspect token")
+	case http.StatusNotFound:
+		return nil, fmt.Errorf("no log endpoint (404): the instance runs a voltro without one")
+	default:
+		return nil, fmt.Errorf("answered %s: %s", resp.Status, firstLine(string(body)))
+	}
+	var recs []observe.Record
+	if err := json.Unmarshal(body, &recs); err != nil {
+		return nil, fmt.Errorf("unreadable answer: %w", err)
+	}
+	return recs, nil
+}
+
+// FormatRecord renders one record as a text line: time (UTC), level,
+// replica, message, then the attributes sorted by key.
+func FormatRecord(r observe.Record, replicaWidth int, colour bool) string {
+	var b strings.Builder
+	b.WriteString(r.Time.UTC().Format("2006-01-02T15:04:05.000Z"))
+	b.WriteByte(' ')
+	lvl := fmt.Sprintf("%-5s", r.Level)
+	if colour {
+		switch l := observe.LevelOf(r.Level); {
+		case l >= slog.LevelError:
+			lvl = "\x1b[31m" + lvl + "\x1b[0m"
+		case l >= slog.LevelWarn:
+			lvl = "\x1b[33m" + lvl + "\x1b[0m"
+		case l < slog.LevelInfo:
+			lvl = "\x1b[2m" + lvl + "\x1b[0m"
+		}
+	}
+	b.WriteString(lvl)
+	fmt.Fprintf(&b, " %-*s %s", replicaWidth, r.Replica, r.Msg)
+	keys := make([]string, 0, len(r.Attrs))
+	for k := range r.Attrs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%s", k, attrText(r.Attrs[k]))
+	}
+	return b.String()
+}
+
+func attrText(v any) string {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+	case nil:
+		return "<nil>"
+	default:
+		if b, err := json.Marshal(x); err == nil {
+			s = string(b)
+		} else {
+			s = fmt.Sprint(x)
+		}
+	}
+	if s == "" || strings.ContainsAny(s, " \t\n\"=") {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}

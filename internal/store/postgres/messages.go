@@ -170,24 +170,35 @@ func scanMessage(row pgx.CollectableRow) (store.Message, error) {
 	return m, nil
 }
 
-// Claim takes due messages of owned shards in id order; SKIP LOCKED keeps
-// concurrent claimers apart, and the row re-check after a wait keeps them
-// from taking a message another claim just made live.
+// sqlClaim takes due messages of owned shards in id order. Candidates come
+// from an ordered index scan per shard that stops after $4 rows, so a large
+// backlog costs nothing extra; the lock step re-checks each candidate (a
+// concurrent claim may have made it live since the snapshot) and SKIP LOCKED
+// keeps concurrent claimers apart.
 const sqlClaim = `WITH own AS (
 		SELECT shard, epoch FROM voltro_shard_locks
 		WHERE shard = ANY($2::text[]) AND owner = $1 AND $1 <> ''
-	), c AS (
-		SELECT m.id, own.epoch FROM voltro_messages m JOIN own ON own.shard = m.shard
-		WHERE m.state IN ('pending', 'claimed') AND m.entity_type = ANY($3::text[]) AND m.deliver_at <= now()
-			AND (m.state = 'pending' OR m.claim_expires_at <= now() OR m.claim_epoch < own.epoch)
-		ORDER BY m.id
+	), cand AS (
+		SELECT x.id, own.epoch FROM own CROSS JOIN LATERAL (
+			SELECT m.id FROM voltro_messages m
+			WHERE m.shard = own.shard AND m.state IN ('pending', 'claimed')
+				AND m.entity_type = ANY($3::text[]) AND m.deliver_at <= now()
+				AND (m.state = 'pending' OR m.claim_expires_at <= now() OR m.claim_epoch < own.epoch)
+			ORDER BY m.id
+			LIMIT $4
+		) x
+		ORDER BY x.id
 		LIMIT $4
+	), c AS (
+		SELECT m.id, cand.epoch FROM cand JOIN voltro_messages m ON m.id = cand.id
+		WHERE m.state IN ('pending', 'claimed') AND m.deliver_at <= now()
+			AND (m.state = 'pending' OR m.claim_expires_at <= now() OR m.claim_epoch < cand.epoch)
 		FOR UPDATE OF m SKIP LOCKED
 	)
 	UPDATE voltro_messages m SET state = 'claimed', claimed_by = $1, claim_epoch = c.epoch,
 		claim_expires_at = now() + $5::bigint * interval '1 microsecond', attempts = m.attempts + 1
 	FROM c WHERE m.id = c.id
-	RETURNING ` + `m.id, m.shard, m.entity_type, m.entity_id, m.tag, m.payload, m.headers, m.dedupe_key, m.reply_to,
+	RETURNING m.id, m.shard, m.entity_type, m.entity_id, m.tag, m.payload, m.headers, m.dedupe_key, m.reply_to,
 		m.deliver_at, m.state, m.claimed_by, m.claim_epoch, m.claim_expires_at, m.attempts, m.last_error,
 		m.created_at, m.processed_at`
 

@@ -83,7 +83,10 @@ func idleRate(ctx context.Context, db *sql.DB, dialect string, window time.Durat
 		return v, err
 	}
 	if dialect == "postgres" {
-		time.Sleep(1500 * time.Millisecond) // statistics reach the view about once a second
+		// Backends that went idle flush their pending statistics within
+		// 10 s (PostgreSQL's idle stats interval): let the load's tail land
+		// before the first reading.
+		time.Sleep(11 * time.Second)
 	}
 	a, err := read()
 	if err != nil {

@@ -169,11 +169,14 @@ func (e *Engine) pollInterval() time.Duration {
 	if e.cfg.PollInterval > 0 {
 		return e.cfg.PollInterval
 	}
+	// Wake-ups (NOTIFY, runner RPC, in process) do the work; polling only
+	// catches what a lost wake-up missed, so it can be slow. Timers for
+	// delayed messages are armed from the store and do not depend on it.
 	if _, ok := e.d.(store.WakeListener); ok {
-		return 5 * time.Second
+		return 10 * time.Second
 	}
 	if e.cfg.Clustered() {
-		return 2 * time.Second
+		return 5 * time.Second
 	}
 	return time.Second
 }

@@ -235,8 +235,9 @@ func compareInt64(a, b int64) int {
 // It notifies the reply only when the waiter (reply_to) is not the runner
 // finishing the message: that runner wakes its own waiters in process. The
 // skip matters for throughput: PostgreSQL serialises the commits of all
-// notifying transactions (a database-wide lock held through the WAL flush),
-// so a NOTIFY on every completion would cap them at one fsync each.
+// notifying transactions server-wide (a heavyweight lock held until after
+// the WAL flush), so a NOTIFY on every completion would cap completions at
+// one fsync each, for every database on the server.
 const sqlFinish = `WITH u AS (
 		UPDATE voltro_messages m SET state = $6, processed_at = now(), claim_expires_at = NULL,
 			last_error = coalesce($7, m.last_error)

@@ -161,6 +161,12 @@ func (s *Store) Close() error {
 	return nil
 }
 
+func (s *Store) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 // connect opens a connection outside the pool, named for what it carries.
 func (s *Store) connect(ctx context.Context, appName string) (*pgx.Conn, error) {
 	cfg := s.connCfg.Copy()

@@ -39,13 +39,14 @@ const (
 	listenMaxBackoff = 5 * time.Second
 )
 
-// ListenWakes calls fn for every wake-up until ctx ends (it then returns nil).
+// ListenWakes calls fn for every wake-up until ctx ends or the store is
+// closed (it then returns nil).
 // After a reconnect it calls fn(store.Wake{}): notifications sent while it
 // was disconnected are lost, so the caller re-reads.
 func (s *Store) ListenWakes(ctx context.Context, fn func(store.Wake)) error {
 	backoff := 100 * time.Millisecond
 	connected := false
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && !s.isClosed() {
 		conn, err := s.connect(ctx, "voltro-listen")
 		if err == nil {
 			_, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize())
@@ -62,7 +63,7 @@ func (s *Store) ListenWakes(ctx context.Context, fn func(store.Wake)) error {
 			_ = conn.Close(closeCtx)
 			cancel()
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || s.isClosed() {
 			break
 		}
 		s.log.Warn("wake listener lost its connection, reconnecting", "err", err, "backoff", backoff)

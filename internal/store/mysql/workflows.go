@@ -1,0 +1,666 @@
+// Workflow runs: executions, their journal and signals (store.WorkflowStore).
+// The fenced writes (AppendJournal, UpdateExecution) are one autocommit
+// statement whose EXISTS on voltro_shard_locks is the fence. The writes that
+// touch several tables (StartExecution, SendSignal, RequestCancel) are one
+// transaction, sent as a single multi-statement round trip when the pool has
+// multi statements on and the server is not a Galera node (see batched), as
+// an ordinary transaction otherwise.
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+)
+
+var _ store.WorkflowStore = (*Store)(nil)
+
+// notTerminal is a WHERE condition on voltro_workflow_executions.status.
+const notTerminal = "status NOT IN ('" + string(store.ExecCompleted) + "', '" + string(store.ExecFailed) + "', '" + string(store.ExecCancelled) + "')"
+
+const execCols = `id, name, shard, idem_key, status, input, output, error, parent_id, parent_close,
+	cancel_requested, waiting_on, runner, created_at, updated_at, finished_at`
+
+const insertExec = `INSERT INTO voltro_workflow_executions (id, name, shard, idem_key, status, input, output, error,
+	parent_id, parent_close, cancel_requested, waiting_on, runner, created_at, updated_at, finished_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), NULL)`
+
+// upsertStartContext overwrites a leftover row of an id that is new again.
+const upsertStartContext = "INSERT INTO `_voltro_workflow_start_contexts` " +
+	"(`executionId`, `subject`, `trace`, `source`, `parentId`, `parentClose`, `createdAt`) " +
+	`VALUES (?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE
+	` + "`subject` = VALUES(`subject`), `trace` = VALUES(`trace`), `source` = VALUES(`source`), " +
+	"`parentId` = VALUES(`parentId`), `parentClose` = VALUES(`parentClose`), `createdAt` = VALUES(`createdAt`)"
+
+// enqueueWhere inserts a pending message like enqueuePlain, but only when
+// the condition appended to it holds.
+const enqueueWhere = `INSERT INTO voltro_messages (` + insertCols + `)
+	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ` + deliverAtSQL + `, 'pending', '', 0, NULL, 0, UTC_TIMESTAMP(6) FROM DUAL WHERE `
+
+// lastMessage reads back the message the session inserted last.
+const lastMessage = "SELECT id, deliver_at, created_at, state FROM voltro_messages WHERE id = LAST_INSERT_ID()"
+
+// keepDuplicate turns a dedupe conflict of a message INSERT into "no row".
+const keepDuplicate = " ON DUPLICATE KEY UPDATE id = id"
+
+// errExecExists stops the transaction of a start whose id exists.
+var errExecExists = errors.New("execution exists")
+
+// enqueueStmt is Enqueue's statement for m, as Enqueue builds it: plain,
+// claimed at insert (claim != nil), or plain under a condition (where != "",
+// with whereArgs). dkey is the encoded dedupe key, nil if none.
+// TODO: share with messages.go's Enqueue, which builds the same arguments.
+func enqueueStmt(m *store.Message, claim *store.EnqueueClaim, where string, whereArgs ...any) (query string, args []any, dkey any, err error) {
+	var headers any
+	if m.Headers != nil {
+		b, err := json.Marshal(m.Headers)
+		if err != nil {
+			return "", nil, nil, errs.Wrap(errs.CodeInvalidArgument, err, "message headers")
+		}
+		headers = string(b)
+	}
+	dkey, dfull := encodeDedupe(m.DedupeKey)
+	var deliverAt any
+	var delay int64
+	if !m.DeliverAt.IsZero() {
+		deliverAt = m.DeliverAt.UTC()
+	} else if m.Delay > 0 {
+		delay = micros(m.Delay)
+	}
+	args = []any{m.Shard, m.EntityType, m.EntityID, m.Tag, m.Payload, headers, dkey, dfull, m.ReplyTo}
+	switch {
+	case claim != nil:
+		query = enqueueClaimed
+		args = append(args, claim.Owner, claim.Epoch, micros(claim.ClaimTTL), m.Shard, claim.Owner, claim.Epoch, deliverAt, delay)
+	case where != "":
+		query = enqueueWhere + where
+		args = append(append(args, deliverAt, delay), whereArgs...)
+	default:
+		query = enqueuePlain
+		args = append(args, deliverAt, delay)
+	}
+	return query, args, dkey, nil
+}
+
+// enqueued records on m and res what the store assigned to an inserted message.
+func enqueued(m *store.Message, claim *store.EnqueueClaim, res *store.EnqueueResult, sm sentMessage) {
+	m.ID, m.DeliverAt, m.CreatedAt, m.State = sm.id.Int64, sm.deliverAt.Time, sm.createdAt.Time, store.MessageState(sm.state.String)
+	res.ID = sm.id.Int64
+	if m.State == store.StateClaimed && claim != nil {
+		res.ClaimedEpoch = claim.Epoch
+	}
+}
+
+// sentMessage is what lastMessage reads (nullable: it may come from a LEFT JOIN).
+type sentMessage struct {
+	id                   sql.NullInt64
+	deliverAt, createdAt sql.NullTime
+	state                sql.NullString
+}
+
+func (sm *sentMessage) dest() []any {
+	return []any{&sm.id, &sm.deliverAt, &sm.createdAt, &sm.state}
+}
+
+// batched reports whether multi-table writes go as one multi-statement
+// transaction. Not on Galera: when a conflicting write-set from another node
+// aborts the transaction (BF abort) while the server runs a DML statement of
+// a multi-statement query, MariaDB 10.11 can swallow the 1213 and run the
+// remaining statements in autocommit mode, committing the tail of a
+// transaction whose head was rolled back (TestStartAndSignalRaceGalera
+// caught it: two wakes for one stored signal). Statement by statement, the
+// abort reliably surfaces as 1213 on the next statement or the COMMIT.
+func (s *Store) batched() bool {
+	return s.cfg.MultiStatements && !s.server.galera
+}
+
+// txBatch runs stmts as "START TRANSACTION; …; COMMIT" in one round trip on
+// one pooled connection, under retry. The last statement is a SELECT whose
+// rows scan reads (again on a re-run). Errors of the statements before it
+// come back from the query, a failed COMMIT after the rows. On any error the transaction is rolled back on the same
+// connection before it returns to the pool, and the connection is dropped if
+// that fails.
+func (s *Store) txBatch(ctx context.Context, stmts []string, args []any, scan func(*sql.Rows) error) error {
+	query := "START TRANSACTION;\n" + strings.Join(stmts, ";\n") + ";\nCOMMIT"
+	return s.retry(ctx, func() error {
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		err = queryBatch(ctx, conn, query, args, scan)
+		if err != nil {
+			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+			}
+		}
+		return err
+	})
+}
+
+func queryBatch(ctx context.Context, conn *sql.Conn, query string, args []any, scan func(*sql.Rows) error) error {
+	rows, err := conn.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if err := scan(rows); err != nil {
+		return err
+	}
+	for rows.NextResultSet() {
+		for rows.Next() {
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+// scanOne reads at most one row into dest and reports whether there was one.
+func scanOne(rows *sql.Rows, dest ...any) (bool, error) {
+	if !rows.Next() {
+		return false, rows.Err()
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return false, err
+	}
+	for rows.Next() {
+	}
+	return true, rows.Err()
+}
+
+func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.StartContext, start *store.Message, claim *store.EnqueueClaim) (store.Execution, bool, store.EnqueueResult, error) {
+	var res store.EnqueueResult
+	x.Status = store.ExecRunning
+	x.FinishedAt = time.Time{}
+	execArgs := []any{x.ID, x.Name, x.Shard, x.Key, string(x.Status), x.Input, x.Output, x.Error,
+		x.ParentID, x.ParentClose, x.CancelRequested, x.WaitingOn, x.Runner}
+	scArgs := []any{x.ID, sc.Subject, sc.Trace, sc.Source, sc.ParentID, sc.ParentClose}
+	var mq string
+	var margs []any
+	var dkey any
+	if start != nil {
+		var err error
+		if mq, margs, dkey, err = enqueueStmt(start, claim, ""); err != nil {
+			return store.Execution{}, false, res, err
+		}
+	}
+
+	if s.batched() {
+		stmts := []string{insertExec, upsertStartContext}
+		args := append(append([]any{}, execArgs...), scArgs...)
+		final := "SELECT e.created_at, e.updated_at FROM voltro_workflow_executions e WHERE e.id = ?"
+		if start != nil {
+			stmts = append(stmts, mq)
+			args = append(args, margs...)
+			final = `SELECT e.created_at, e.updated_at, m.id, m.deliver_at, m.created_at, m.state
+				FROM voltro_workflow_executions e LEFT JOIN voltro_messages m ON m.id = LAST_INSERT_ID() WHERE e.id = ?`
+		}
+		args = append(args, x.ID)
+		var sm sentMessage
+		err := s.txBatch(ctx, append(stmts, final), args, func(rows *sql.Rows) error {
+			dest := []any{&x.CreatedAt, &x.UpdatedAt}
+			if start != nil {
+				dest = append(dest, sm.dest()...)
+			}
+			ok, err := scanOne(rows, dest...)
+			if err == nil && !ok {
+				err = errors.New("the inserted execution is not there")
+			}
+			return err
+		})
+		if err == nil {
+			if start != nil {
+				enqueued(start, claim, &res, sm)
+			}
+			return x, false, res, nil
+		}
+		if !isDuplicate(err) {
+			return store.Execution{}, false, res, wrapErr("start workflow execution", err)
+		}
+		// The id exists (the common case of a duplicate), or the start
+		// message's dedupe key does: the transaction below tells which.
+		old, gerr := s.GetExecution(ctx, x.ID)
+		if gerr == nil {
+			return old, true, store.EnqueueResult{}, nil
+		}
+		if !errors.Is(gerr, errs.ErrNotFound) {
+			return store.Execution{}, false, res, gerr
+		}
+	}
+
+	dup := false
+	err := s.inTx(ctx, nil, func(tx *sql.Tx) error {
+		res, dup = store.EnqueueResult{}, false
+		if _, err := tx.ExecContext(ctx, insertExec, execArgs...); isDuplicate(err) {
+			return errExecExists
+		} else if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, upsertStartContext, scArgs...); err != nil {
+			return err
+		}
+		if start == nil {
+			return tx.QueryRowContext(ctx, "SELECT created_at, updated_at FROM voltro_workflow_executions WHERE id = ?", x.ID).
+				Scan(&x.CreatedAt, &x.UpdatedAt)
+		}
+		r, err := tx.ExecContext(ctx, mq+keepDuplicate, margs...)
+		if err != nil {
+			return err
+		}
+		n, err := r.RowsAffected()
+		if err != nil {
+			return err
+		}
+		dup = n == 0
+		var sm sentMessage
+		err = tx.QueryRowContext(ctx, `SELECT e.created_at, e.updated_at, m.id, m.deliver_at, m.created_at, m.state
+			FROM voltro_workflow_executions e LEFT JOIN voltro_messages m ON ? AND m.id = LAST_INSERT_ID() WHERE e.id = ?`, !dup, x.ID).
+			Scan(append([]any{&x.CreatedAt, &x.UpdatedAt}, sm.dest()...)...)
+		if err == nil && !dup {
+			enqueued(start, claim, &res, sm)
+		}
+		return err
+	})
+	if errors.Is(err, errExecExists) {
+		old, err := s.GetExecution(ctx, x.ID)
+		if err != nil {
+			return store.Execution{}, false, store.EnqueueResult{}, err
+		}
+		return old, true, store.EnqueueResult{}, nil
+	}
+	if err != nil {
+		return store.Execution{}, false, store.EnqueueResult{}, wrapErr("start workflow execution", err)
+	}
+	if dup {
+		if res, err = s.duplicate(ctx, dkey); err != nil {
+			return store.Execution{}, false, res, err
+		}
+	}
+	return x, false, res, nil
+}
+
+func scanExec(r scanner) (store.Execution, error) {
+	var x store.Execution
+	var status string
+	var finished sql.NullTime
+	err := r.Scan(&x.ID, &x.Name, &x.Shard, &x.Key, &status, &x.Input, &x.Output, &x.Error, &x.ParentID, &x.ParentClose,
+		&x.CancelRequested, &x.WaitingOn, &x.Runner, &x.CreatedAt, &x.UpdatedAt, &finished)
+	x.Status, x.FinishedAt = store.ExecStatus(status), timeOf(finished)
+	return x, err
+}
+
+func (s *Store) GetExecution(ctx context.Context, id string) (store.Execution, error) {
+	x, err := scanExec(s.db.QueryRowContext(ctx, "SELECT "+execCols+" FROM voltro_workflow_executions WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Execution{}, errs.New(errs.CodeNotFound, "no workflow execution %q", id)
+	}
+	if err != nil {
+		return store.Execution{}, wrapErr("get workflow execution", err)
+	}
+	return x, nil
+}
+
+func (s *Store) GetStartContext(ctx context.Context, id string) (store.StartContext, error) {
+	sc := store.StartContext{ExecutionID: id}
+	err := s.db.QueryRowContext(ctx, "SELECT `subject`, `trace`, `source`, `parentId`, `parentClose` "+
+		"FROM `_voltro_workflow_start_contexts` WHERE `executionId` = ?", id).
+		Scan(&sc.Subject, &sc.Trace, &sc.Source, &sc.ParentID, &sc.ParentClose)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.StartContext{}, errs.New(errs.CodeNotFound, "no start context for %q", id)
+	}
+	if err != nil {
+		return store.StartContext{}, wrapErr("get start context", err)
+	}
+	return sc, nil
+}
+
+// ListExecutions orders by (created_at, id) descending, which every listing
+// index serves (InnoDB appends the primary key to secondary indexes).
+func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]store.Execution, error) {
+	var where []string
+	var args []any
+	if f.Status != "" {
+		where, args = append(where, "status = ?"), append(args, string(f.Status))
+	}
+	if f.Name != "" {
+		where, args = append(where, "name = ?"), append(args, f.Name)
+	}
+	if f.ParentID != "" {
+		where, args = append(where, "parent_id = ?"), append(args, f.ParentID)
+	}
+	q := "SELECT " + execCols + " FROM voltro_workflow_executions"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY created_at DESC, id DESC"
+	if f.Limit > 0 {
+		q += " LIMIT ?"
+		args = append(args, f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, wrapErr("list workflow executions", err)
+	}
+	defer rows.Close()
+	var out []store.Execution
+	for rows.Next() {
+		x, err := scanExec(rows)
+		if err != nil {
+			return nil, wrapErr("list workflow executions", err)
+		}
+		out = append(out, x)
+	}
+	return out, wrapErr("list workflow executions", rows.Err())
+}
+
+func (s *Store) Journal(ctx context.Context, id string) ([]store.JournalEntry, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, kind, name, result, error, attempts, runner, started_at, finished_at
+		FROM voltro_workflow_journal WHERE execution_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, wrapErr("read journal", err)
+	}
+	defer rows.Close()
+	var out []store.JournalEntry
+	for rows.Next() {
+		e := store.JournalEntry{ExecutionID: id}
+		var kind string
+		var started sql.NullTime
+		if err := rows.Scan(&e.Seq, &kind, &e.Name, &e.Result, &e.Error, &e.Attempts, &e.Runner, &started, &e.FinishedAt); err != nil {
+			return nil, wrapErr("read journal", err)
+		}
+		e.Kind, e.StartedAt = store.JournalKind(kind), timeOf(started)
+		out = append(out, e)
+	}
+	return out, wrapErr("read journal", rows.Err())
+}
+
+// fenceSQL is true while the shard's ledger row names the owner at the epoch.
+const fenceSQL = "EXISTS (SELECT 1 FROM voltro_shard_locks WHERE shard = ? AND owner = ? AND epoch = ?)"
+
+// AppendJournal inserts the entry in one statement that finds its row only
+// through the fence: no row means fenced, a key conflict an entry that exists.
+func (s *Store) AppendJournal(ctx context.Context, shard string, f store.Fence, e store.JournalEntry) error {
+	for attempt := 1; ; attempt++ {
+		res, err := s.exec(ctx, `INSERT INTO voltro_workflow_journal
+			(execution_id, seq, kind, name, result, error, attempts, runner, started_at, finished_at)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, UTC_TIMESTAMP(6)) FROM DUAL WHERE `+fenceSQL,
+			e.ExecutionID, e.Seq, string(e.Kind), e.Name, e.Result, e.Error, e.Attempts, e.Runner,
+			nullTime(e.StartedAt), nullTime(e.FinishedAt), shard, f.Owner, f.Epoch)
+		if isDuplicate(err) {
+			return errs.New(errs.CodeAlreadyExists, "journal entry %s#%d exists", e.ExecutionID, e.Seq)
+		}
+		if err != nil {
+			return wrapErr("append journal", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return wrapErr("append journal", err)
+		}
+		if n > 0 {
+			return nil
+		}
+		if attempt == 1 && s.server.galera {
+			// wsrep_sync_wait makes reads causal, not this INSERT: the
+			// ledger row may have been written on another node and not yet
+			// applied here. A causal read decides whether to try again.
+			held, err := s.fenceHeld(ctx, shard, f)
+			if err != nil {
+				return wrapErr("append journal", err)
+			}
+			if held {
+				continue
+			}
+		}
+		return errs.New(errs.CodeFenced, "journal write for %s: shard %s is not held at epoch %d", e.ExecutionID, shard, f.Epoch)
+	}
+}
+
+// fenceHeld reads the ledger (causally on Galera).
+func (s *Store) fenceHeld(ctx context.Context, shard string, f store.Fence) (bool, error) {
+	var held bool
+	err := s.db.QueryRowContext(ctx, "SELECT "+fenceSQL, shard, f.Owner, f.Epoch).Scan(&held)
+	return held, err
+}
+
+// UpdateExecution is one fenced UPDATE; only when it changed nothing does a
+// second query tell fenced, not found and terminal apart.
+func (s *Store) UpdateExecution(ctx context.Context, u store.ExecutionUpdate) error {
+	set := "status = ?, waiting_on = ?, updated_at = UTC_TIMESTAMP(6)"
+	args := []any{string(u.Status), u.WaitingOn}
+	if u.Runner != "" {
+		set += ", runner = ?"
+		args = append(args, u.Runner)
+	}
+	if u.Status.Terminal() {
+		set += ", output = ?, error = ?, finished_at = UTC_TIMESTAMP(6)"
+		args = append(args, u.Output, u.Error)
+	}
+	args = append(args, u.ID, u.Shard, u.Fence.Owner, u.Fence.Epoch)
+	query := "UPDATE voltro_workflow_executions SET " + set + " WHERE id = ? AND " + notTerminal + " AND " + fenceSQL
+	for attempt := 1; ; attempt++ {
+		res, err := s.exec(ctx, query, args...)
+		if err != nil {
+			return wrapErr("update workflow execution", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return wrapErr("update workflow execution", err)
+		} else if n > 0 {
+			return nil
+		}
+		var held bool
+		var status sql.NullString
+		err = s.db.QueryRowContext(ctx, "SELECT "+fenceSQL+", (SELECT status FROM voltro_workflow_executions WHERE id = ?)",
+			u.Shard, u.Fence.Owner, u.Fence.Epoch, u.ID).Scan(&held, &status)
+		switch {
+		case err != nil:
+			return wrapErr("update workflow execution", err)
+		case !held:
+			return errs.New(errs.CodeFenced, "update of %s: shard %s is not held at epoch %d", u.ID, u.Shard, u.Fence.Epoch)
+		case !status.Valid:
+			return errs.New(errs.CodeNotFound, "no workflow execution %q", u.ID)
+		case store.ExecStatus(status.String).Terminal():
+			return errs.New(errs.CodeAlreadyExists, "workflow execution %q is already %s", u.ID, status.String)
+		case attempt > 1:
+			return nil // matched, but nothing to change
+		}
+		// The causal read (Galera) saw the fence and a live run that the
+		// UPDATE did not: this node had not applied them yet. Once more.
+	}
+}
+
+const insertSignal = `INSERT INTO voltro_workflow_signals (execution_id, name, payload, created_at)
+	SELECT id, ?, ?, UTC_TIMESTAMP(6) FROM voltro_workflow_executions WHERE id = ?`
+
+// SendSignal inserts the signal through its run's row (no row: unknown run)
+// and the wake only if the signal was inserted. A name that exists stops the
+// transaction with a key conflict.
+func (s *Store) SendSignal(ctx context.Context, sig store.Signal, wake *store.Message) (bool, error) {
+	sigArgs := []any{sig.Name, sig.Payload, sig.ExecutionID}
+	notFound := func() error { return errs.New(errs.CodeNotFound, "no workflow execution %q", sig.ExecutionID) }
+	if s.batched() {
+		stmts, args := []string{insertSignal}, sigArgs
+		final := "SELECT ROW_COUNT()"
+		if wake != nil {
+			mq, margs, _, err := enqueueStmt(wake, nil, "ROW_COUNT() > 0")
+			if err != nil {
+				return false, err
+			}
+			stmts, args = append(stmts, mq), append(append([]any{}, args...), margs...)
+			final = "SELECT n.c, m.id, m.deliver_at, m.created_at, m.state FROM (SELECT ROW_COUNT() AS c) n " +
+				"LEFT JOIN voltro_messages m ON n.c > 0 AND m.id = LAST_INSERT_ID()"
+		}
+		var n int64
+		var sm sentMessage
+		err := s.txBatch(ctx, append(stmts, final), args, func(rows *sql.Rows) error {
+			dest := []any{&n}
+			if wake != nil {
+				dest = append(dest, sm.dest()...)
+			}
+			_, err := scanOne(rows, dest...)
+			return err
+		})
+		switch {
+		case err == nil && n == 0:
+			return false, notFound()
+		case err == nil:
+			if wake != nil {
+				enqueued(wake, nil, &store.EnqueueResult{}, sm)
+			}
+			return true, nil
+		case !isDuplicate(err):
+			return false, wrapErr("send signal", err)
+		}
+		// the name exists, or the wake's dedupe key does: see below
+	}
+
+	stored := false
+	err := s.inTx(ctx, nil, func(tx *sql.Tx) error {
+		stored = false
+		r, err := tx.ExecContext(ctx, insertSignal, sigArgs...)
+		if isDuplicate(err) {
+			return nil // the first writer won; nothing is written
+		}
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return notFound()
+		}
+		stored = true
+		if wake == nil {
+			return nil
+		}
+		mq, margs, _, err := enqueueStmt(wake, nil, "")
+		if err != nil {
+			return err
+		}
+		r, err = tx.ExecContext(ctx, mq+keepDuplicate, margs...)
+		if err != nil {
+			return err
+		}
+		if n, _ := r.RowsAffected(); n > 0 {
+			var sm sentMessage
+			if err := tx.QueryRowContext(ctx, lastMessage).Scan(sm.dest()...); err != nil {
+				return err
+			}
+			enqueued(wake, nil, &store.EnqueueResult{}, sm)
+		}
+		return nil
+	})
+	if err != nil {
+		return false, wrapErr("send signal", err)
+	}
+	return stored, nil
+}
+
+func (s *Store) GetSignal(ctx context.Context, executionID, name string) (*store.Signal, error) {
+	sig := &store.Signal{ExecutionID: executionID, Name: name}
+	err := s.db.QueryRowContext(ctx, "SELECT payload, created_at FROM voltro_workflow_signals WHERE execution_id = ? AND name = ?",
+		executionID, name).Scan(&sig.Payload, &sig.CreatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, wrapErr("get signal", err)
+	}
+	return sig, nil
+}
+
+const requestCancel = "UPDATE voltro_workflow_executions SET cancel_requested = 1, updated_at = UTC_TIMESTAMP(6) WHERE id = ? AND " + notTerminal
+
+// liveRun is true while the run exists and is not terminal.
+const liveRun = "EXISTS (SELECT 1 FROM voltro_workflow_executions WHERE id = ? AND " + notTerminal + ")"
+
+// RequestCancel marks a live run and enqueues the wake under the same
+// condition; the UPDATE's row lock keeps the run live until the commit.
+func (s *Store) RequestCancel(ctx context.Context, id string, wake *store.Message) (bool, error) {
+	if s.batched() {
+		stmts, args := []string{requestCancel}, []any{id}
+		final := "SELECT status FROM voltro_workflow_executions WHERE id = ?"
+		if wake != nil {
+			mq, margs, _, err := enqueueStmt(wake, nil, liveRun, id)
+			if err != nil {
+				return false, err
+			}
+			stmts, args = append(stmts, mq), append(args, margs...)
+			final = "SELECT e.status, m.id, m.deliver_at, m.created_at, m.state FROM voltro_workflow_executions e " +
+				"LEFT JOIN voltro_messages m ON m.id = LAST_INSERT_ID() AND e." + notTerminal + " WHERE e.id = ?"
+		}
+		var status string
+		var sm sentMessage
+		var found bool
+		err := s.txBatch(ctx, append(stmts, final), append(args, id), func(rows *sql.Rows) error {
+			dest := []any{&status}
+			if wake != nil {
+				dest = append(dest, sm.dest()...)
+			}
+			var err error
+			found, err = scanOne(rows, dest...)
+			return err
+		})
+		if err == nil || !isDuplicate(err) {
+			return s.cancelled(err, id, found, status, wake, sm)
+		}
+		// the wake's dedupe key exists: see below
+	}
+	var status string
+	var found bool
+	var sm sentMessage
+	err := s.inTx(ctx, nil, func(tx *sql.Tx) error {
+		found, sm = false, sentMessage{}
+		if _, err := tx.ExecContext(ctx, requestCancel, id); err != nil {
+			return err
+		}
+		err := tx.QueryRowContext(ctx, "SELECT status FROM voltro_workflow_executions WHERE id = ?", id).Scan(&status)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		found = true
+		if wake == nil || store.ExecStatus(status).Terminal() {
+			return nil
+		}
+		mq, margs, _, err := enqueueStmt(wake, nil, "")
+		if err != nil {
+			return err
+		}
+		r, err := tx.ExecContext(ctx, mq+keepDuplicate, margs...)
+		if err != nil {
+			return err
+		}
+		if n, _ := r.RowsAffected(); n > 0 {
+			return tx.QueryRowContext(ctx, lastMessage).Scan(sm.dest()...)
+		}
+		return nil
+	})
+	return s.cancelled(err, id, found, status, wake, sm)
+}
+
+// cancelled turns what RequestCancel read into its answer.
+func (s *Store) cancelled(err error, id string, found bool, status string, wake *store.Message, sm sentMessage) (bool, error) {
+	switch {
+	case err != nil:
+		return false, wrapErr("request cancel", err)
+	case !found:
+		return false, errs.New(errs.CodeNotFound, "no workflow execution %q", id)
+	case store.ExecStatus(status).Terminal():
+		return false, nil
+	}
+	if wake != nil && sm.id.Valid {
+		enqueued(wake, nil, &store.EnqueueResult{}, sm)
+	}
+	return true, nil
+}

@@ -143,7 +143,10 @@ func (s *Store) finish(ctx context.Context, id int64, f store.Fence, state store
 	update := `UPDATE voltro_messages m JOIN voltro_shard_locks l ON l.shard = m.shard
 		SET ` + set + ` WHERE m.id = ? AND m.state = 'claimed' AND m.claimed_by = ? AND m.claim_epoch = ?
 		AND l.owner = ? AND l.epoch = ?`
-	if s.cfg.MultiStatements {
+	// Not on Galera: a write-set from another node can abort a transaction
+	// halfway through a multi-statement query and MariaDB 10.11 then
+	// commits the statements after the abort. There, a plain transaction.
+	if s.cfg.MultiStatements && !s.server.galera {
 		// One round trip. The reply is inserted only if the message is now
 		// in its final state under this claim: when the UPDATE was fenced,
 		// the INSERT finds no row (or, for a second Complete of our own, a

@@ -1,0 +1,75 @@
+package status
+
+// A fixed report for the golden and schema tests: every kind of row (ready,
+// localhost, stale and unreachable, not ready, MariaDB with a binlog
+// server_id, inline-only) and a full footer.
+
+import "time"
+
+func ptr[T any](v T) *T { return &v }
+
+func fixtureReport() *Report {
+	return &Report{
+		SchemaVersion:     SchemaVersion,
+		GeneratedAt:       time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC),
+		Source:            Source{Kind: "runners", Dialect: "postgres", Database: "shop", RegistryDir: "/run/user/1000/voltro"},
+		StaleAfterSeconds: 30,
+		Instances: []Instance{
+			{
+				ReplicaID: "api-0", Process: "api", ProcessSource: "meta", PID: 4101,
+				RunnerAddress: "10.1.2.3:34000", InspectAddress: "10.1.2.3:9090", Dialect: "postgres",
+				Tier: "full", CDCFlavor: "LISTEN/NOTIFY", Coordination: "advisoryLock", ShardLock: "advisory",
+				OwnedShards: 150, OwnedShardsSource: "inspect", Ready: ptr(true), Problems: []Problem{},
+				HeartbeatAgeSeconds: ptr(0.42), Reachable: true, EntityTypes: []string{"cart", "order"},
+				Version: "0.1.0", Source: "runners",
+			},
+			{
+				ReplicaID: "api-1", Process: "api", ProcessSource: "replicaId", PID: 0,
+				RunnerAddress: "127.0.0.1:34000", InspectAddress: "127.0.0.1:9090", Dialect: "postgres",
+				Tier: "full", CDCFlavor: "LISTEN/NOTIFY", Coordination: "advisoryLock", ShardLock: "advisory",
+				OwnedShards: 150, OwnedShardsSource: "inspect", Ready: ptr(true), Problems: []Problem{},
+				HeartbeatAgeSeconds: ptr(1.5), Reachable: true, LocalhostRisk: true, LocalhostFix: LocalhostFix,
+				EntityTypes: []string{"cart", "order"}, Version: "0.1.0", Source: "runners",
+			},
+			{
+				ReplicaID: "api-2", Process: "api", ProcessSource: "meta", PID: 4177,
+				RunnerAddress: "10.1.2.5:34000", InspectAddress: "10.1.2.5:9090", Dialect: "postgres",
+				Tier: "full", OwnedShards: 0, OwnedShardsSource: "ledger", Problems: []Problem{},
+				HeartbeatAgeSeconds: ptr(47.0), Stale: true, StaleReason: "heartbeat 47s old, more than 30s",
+				UnreachableReason: "GET http://10.1.2.5:9090/_voltro/inspect/cluster: dial tcp 10.1.2.5:9090: connect: connection refused",
+				EntityTypes:       []string{"cart", "order"}, Version: "0.1.0", Source: "runners",
+			},
+			{
+				ReplicaID: "worker-0", Process: "worker", ProcessSource: "registry", PID: 5120,
+				RunnerAddress: "10.1.2.9:34000", InspectAddress: "10.1.2.9:9090", Dialect: "mariadb",
+				Tier: "full", CDCFlavor: "binlog CDC (ROW)", Coordination: "cluster", ShardLock: "row",
+				BinlogServerID: ptr(uint32(1822263517)), OwnedShards: 0, OwnedShardsSource: "inspect", Ready: ptr(false),
+				Problems: []Problem{
+					{Kind: "unhosted_type", Detail: `12 message(s) for entity type "invoice" wait and no live runner hosts that type (oldest 2m5s)`},
+					{Kind: "unacquired", Detail: "3 shard(s) assigned to this runner could not be acquired for over 30s: [default/1 default/2 default/3]"},
+				},
+				HeartbeatAgeSeconds: ptr(3.0), Reachable: true, EntityTypes: []string{"mail"}, Version: "0.1.0", Source: "runners",
+			},
+			{
+				ReplicaID: "worker-1", Process: "worker", ProcessSource: "registry", PID: 5121,
+				RunnerAddress: "10.1.2.10:34000", InspectAddress: "10.1.2.10:9090", Dialect: "mysql",
+				Tier: "inline-only", CDCFlavor: "inline emit", Coordination: "advisoryLock", ShardLock: "advisory",
+				OwnedShards: 75, OwnedShardsSource: "inspect", Ready: ptr(true), Problems: []Problem{},
+				HeartbeatAgeSeconds: ptr(8.25), Reachable: true, EntityTypes: []string{"mail"}, Version: "0.1.0", Source: "runners",
+			},
+		},
+		Shared: &Shared{
+			ActiveWindowSeconds: ActiveWindow,
+			Schedules: &ScheduleState{
+				ActiveReplicas:   []ReplicaRuns{{ReplicaID: "api-0", Runs: 12}, {ReplicaID: "api-1", Runs: 11}},
+				RecentClaims:     23,
+				LatestClaims:     []Claim{{Schedule: "nightly", ReplicaID: "api-0", AgeSeconds: 2}, {Schedule: "tick", ReplicaID: "api-1", AgeSeconds: 0.75}},
+				Running:          1,
+				RunningByReplica: []ReplicaRuns{{ReplicaID: "api-0", Runs: 1}},
+			},
+			Workflows: &WorkflowCounts{Running: 3, Suspended: 5},
+			Messages:  MessageState{DeadLetters: 2, OldestUndeliveredSeconds: 125},
+			Errors:    []string{},
+		},
+	}
+}

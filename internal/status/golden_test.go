@@ -1,0 +1,73 @@
+package status
+
+// Golden files for the table, with and without colour, rendered from the
+// fixed report. go test ./internal/status -run Golden -update rewrites them.
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the rendering (run with -update if the change is meant):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestGoldenTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteTable(&b, fixtureReport(), false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "\033[") {
+		t.Fatal("colour codes without colour")
+	}
+	golden(t, "table.golden", b.Bytes())
+}
+
+func TestGoldenTableColour(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteTable(&b, fixtureReport(), true); err != nil {
+		t.Fatal(err)
+	}
+	// The localhost runner's row is red.
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, "127.0.0.1:34000") && strings.HasPrefix(l, "api-1") {
+			t.Fatalf("row not coloured: %q", l)
+		}
+		if strings.HasPrefix(l, ansiRed+"api-1 ") && !strings.HasSuffix(l, ansiReset) {
+			t.Fatalf("red row not reset: %q", l)
+		}
+	}
+	if !strings.Contains(b.String(), ansiRed+"api-1 ") {
+		t.Fatalf("the localhost runner is not red:\n%s", b.String())
+	}
+	golden(t, "table_colour.golden", b.Bytes())
+}
+
+func TestGoldenTableEmpty(t *testing.T) {
+	r := &Report{SchemaVersion: SchemaVersion, Source: Source{Kind: "registry", RegistryDir: "/tmp/voltro-run"}, ProcessFilter: "billing", Instances: []Instance{}}
+	var b bytes.Buffer
+	if err := WriteTable(&b, r, false); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "table_empty.golden", b.Bytes())
+}

@@ -1,0 +1,199 @@
+package status
+
+// Test helpers: in-process apps, a child instance process that can be
+// SIGKILLed, a direct store handle, and polling Collect.
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/config"
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/open"
+)
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// routableIP is a non-loopback address of this machine that can be
+// listened on, or "" when there is none.
+func routableIP(t *testing.T) string {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return ""
+	}
+	for _, a := range addrs {
+		n, ok := a.(*net.IPNet)
+		if !ok || n.IP.IsLoopback() || n.IP.To4() == nil || n.IP.IsLinkLocalUnicast() {
+			continue
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(n.IP.String(), "0"))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return n.IP.String()
+	}
+	return ""
+}
+
+// startApp starts an in-process app with env (nothing read from the
+// process environment but the registry variables the engine reads) and
+// registers items.
+func startApp(t *testing.T, env map[string]string, items ...voltro.Registrable) *voltro.App {
+	t.Helper()
+	ctx := context.Background()
+	app, err := voltro.New(ctx, voltro.WithEnv(func(k string) string { return env[k] }), voltro.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Register(items...); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = app.Close(context.Background()) })
+	return app
+}
+
+// child is an instance in its own process.
+type child struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// startChild runs the test binary as an instance with env (plus PATH and
+// HOME) and waits until it serves.
+func startChild(t *testing.T, env map[string]string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = []string{roleEnv + "=instance", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: cmd, exited: make(chan struct{})}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "READY") || strings.HasPrefix(sc.Text(), "BOOTFAIL") {
+				ready <- sc.Text()
+			}
+		}
+		_ = cmd.Wait()
+		close(c.exited)
+	}()
+	t.Cleanup(c.kill)
+	select {
+	case l := <-ready:
+		if !strings.HasPrefix(l, "READY") {
+			t.Fatalf("child instance: %s", l)
+		}
+	case <-c.exited:
+		t.Fatal("child instance exited during boot")
+	case <-time.After(30 * time.Second):
+		t.Fatal("child instance not ready after 30s")
+	}
+	return c
+}
+
+// kill SIGKILLs the child and reaps it (a zombie would still look alive).
+func (c *child) kill() {
+	select {
+	case <-c.exited:
+		return
+	default:
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGKILL)
+	<-c.exited
+}
+
+// look opens the store of dbURL as the CLI would.
+func look(t *testing.T, dbURL string) (store.Driver, config.Config) {
+	t.Helper()
+	cfg, err := config.FromEnv(func(string) string { return "" }, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := open.Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d, cfg
+}
+
+func collect(t *testing.T, o Options) *Report {
+	t.Helper()
+	r, _, err := Collect(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// waitReport collects until cond holds, failing after within.
+func waitReport(t *testing.T, o Options, within time.Duration, what string, cond func(*Report) bool) *Report {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		r := collect(t, o)
+		if cond(r) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			var b strings.Builder
+			_ = WriteTable(&b, r, false)
+			t.Fatalf("timed out after %s waiting for %s; last status:\n%s", within, what, b.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func byReplica(r *Report) map[string]Instance {
+	m := map[string]Instance{}
+	for _, in := range r.Instances {
+		m[in.ReplicaID] = in
+	}
+	return m
+}
+
+// tableLine is the line of the rendered table that starts with replica.
+func tableLine(table, replica string) string {
+	for _, l := range strings.Split(table, "\n") {
+		if strings.HasPrefix(strings.TrimPrefix(l, ansiRed), replica+" ") || strings.HasPrefix(strings.TrimPrefix(l, ansiYellow), replica+" ") {
+			return l
+		}
+	}
+	return ""
+}

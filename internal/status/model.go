@@ -1,0 +1,123 @@
+// Package status builds what `voltro cluster status` shows: one row per
+// running instance (found through the runtime registry, then asked over its
+// inspect endpoint) and a footer of shared state read from the database. The
+// Report is both the table's model and the documented JSON shape
+// (docs/cluster-status.schema.json); keep the two in step.
+package status
+
+import "time"
+
+// SchemaVersion is the version of the JSON shape; it changes only when a
+// field is removed or changes meaning.
+const SchemaVersion = 1
+
+// Report is the whole status snapshot.
+type Report struct {
+	SchemaVersion int       `json:"schemaVersion"`
+	GeneratedAt   time.Time `json:"generatedAt"`
+	Source        Source    `json:"source"`
+	// StaleAfterSeconds: a heartbeat older than this marks an instance stale
+	// (3 × VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT).
+	StaleAfterSeconds float64    `json:"staleAfterSeconds"`
+	ProcessFilter     string     `json:"processFilter"`
+	Instances         []Instance `json:"instances"`
+	Shared            *Shared    `json:"shared"` // null without a readable database
+}
+
+// Source says where instances were discovered.
+type Source struct {
+	Kind        string `json:"kind"`     // "runners" (runners table) or "registry" (local directory)
+	Dialect     string `json:"dialect"`  // of DB_URL; "" when DB_URL is not set
+	Database    string `json:"database"` // database name or SQLite file
+	RegistryDir string `json:"registryDir"`
+}
+
+// Instance is one row.
+type Instance struct {
+	ReplicaID      string `json:"replicaId"`
+	Process        string `json:"process"`
+	ProcessSource  string `json:"processSource"` // meta | registry | replicaId
+	PID            int    `json:"pid"`           // 0 when unknown
+	RunnerAddress  string `json:"runnerAddress"`
+	InspectAddress string `json:"inspectAddress"`
+	Dialect        string `json:"dialect"`
+	// Tier: full, inline-only (shards move, changes do not cross
+	// instances), single-process, none; "unknown" when unreachable and not
+	// inferable.
+	Tier              string    `json:"tier"`
+	CDCFlavor         string    `json:"cdcFlavor"`
+	Coordination      string    `json:"coordination"`
+	ShardLock         string    `json:"shardLock"`
+	BinlogServerID    *uint32   `json:"binlogServerId"`
+	OwnedShards       int       `json:"ownedShards"`
+	OwnedShardsSource string    `json:"ownedShardsSource"` // inspect | ledger | none
+	Ready             *bool     `json:"ready"`             // null when not asked (unreachable)
+	Problems          []Problem `json:"problems"`
+	// HeartbeatAgeSeconds is judged by the database clock; null without a
+	// runner row.
+	HeartbeatAgeSeconds *float64 `json:"heartbeatAgeSeconds"`
+	Reachable           bool     `json:"reachable"`
+	UnreachableReason   string   `json:"unreachableReason"`
+	Stale               bool     `json:"stale"`
+	StaleReason         string   `json:"staleReason"`
+	LocalhostRisk       bool     `json:"localhostRisk"`
+	LocalhostFix        string   `json:"localhostFix"`
+	EntityTypes         []string `json:"entityTypes"`
+	Version             string   `json:"version"`
+	Source              string   `json:"source"` // runners | registry
+}
+
+// Problem is one reason an instance is not ready (engine.Problem kinds).
+type Problem struct {
+	Kind   string `json:"kind"`
+	Detail string `json:"detail"`
+}
+
+// Shared is the footer: state every instance shares through the database.
+type Shared struct {
+	// ActiveWindowSeconds is how far back "recent" reaches (300).
+	ActiveWindowSeconds float64         `json:"activeWindowSeconds"`
+	Schedules           *ScheduleState  `json:"schedules"` // null: no schedule tables yet
+	Workflows           *WorkflowCounts `json:"workflows"` // null: no workflow tables
+	Messages            MessageState    `json:"messages"`
+	Errors              []string        `json:"errors"` // parts that could not be read
+}
+
+// ScheduleState is read from _voltro_schedule_runs and _voltro_schedule_claims.
+type ScheduleState struct {
+	// ActiveReplicas are the replicas with schedule runs in the window.
+	ActiveReplicas []ReplicaRuns `json:"activeReplicas"`
+	// RecentClaims counts claim rows taken in the window.
+	RecentClaims int `json:"recentClaims"`
+	// LatestClaims is the newest claim of each schedule.
+	LatestClaims []Claim `json:"latestClaims"`
+	// Running counts runs with status running, by replica.
+	Running          int           `json:"running"`
+	RunningByReplica []ReplicaRuns `json:"runningByReplica"`
+}
+
+// ReplicaRuns counts schedule runs of one replica.
+type ReplicaRuns struct {
+	ReplicaID string `json:"replicaId"`
+	Runs      int    `json:"runs"`
+}
+
+// Claim is a schedule's newest claim row.
+type Claim struct {
+	Schedule   string  `json:"schedule"`
+	ReplicaID  string  `json:"replicaId"`
+	AgeSeconds float64 `json:"ageSeconds"` // since claimedAt, database clock
+}
+
+// WorkflowCounts counts workflow runs that are not finished.
+type WorkflowCounts struct {
+	Running   int `json:"running"`
+	Suspended int `json:"suspended"`
+}
+
+// MessageState is the message backlog (store DrainStats).
+type MessageState struct {
+	DeadLetters int `json:"deadLetters"`
+	// OldestUndeliveredSeconds: age of the oldest due, unprocessed message; 0 when none.
+	OldestUndeliveredSeconds float64 `json:"oldestUndeliveredSeconds"`
+}

@@ -18,6 +18,7 @@ import (
 type recorder struct {
 	in      store.WorkflowIntrospection
 	replica string
+	runner  string // this engine's runner address, for event rows
 	log     *slog.Logger
 	ch      chan func(context.Context) error
 	dropped atomic.Int64
@@ -70,7 +71,7 @@ func (r *recorder) close() {
 func (r *recorder) event(id, kind, detail string) {
 	at := time.Now()
 	r.put(func(ctx context.Context) error {
-		return r.in.RecordEvent(ctx, store.EventRecord{ExecutionID: id, At: at, Kind: kind, Detail: detail, ReplicaID: r.replica})
+		return r.in.RecordEvent(ctx, store.EventRecord{ExecutionID: id, At: at, Kind: kind, Detail: detail, ReplicaID: r.replica, Runner: r.runner})
 	})
 }
 

@@ -65,6 +65,7 @@ func New(e *engine.Engine) (*Engine, error) {
 	in, _ := e.Store().(store.WorkflowIntrospection)
 	w := &Engine{e: e, ws: ws, log: e.Logger(), tel: e.Telemetry(), defs: map[string]*definition{}, waiters: map[string][]chan struct{}{}}
 	w.intro = newRecorder(in, e.Config().ReplicaID, e.Logger())
+	w.intro.runner = e.Address()
 	return w, nil
 }
 

@@ -58,7 +58,7 @@ type Ring struct {
 	next     int // slot of the next write
 	full     bool
 	seq      uint64
-	boot     []Record // pinned until EndBoot, at most bootMax
+	boot     []Record // Info and above, pinned until EndBoot, at most bootMax
 	bootDone bool
 }
 
@@ -92,7 +92,7 @@ func (r *Ring) add(rec Record) {
 	r.seq++
 	rec.Seq = r.seq
 	rec.Replica = r.replica
-	if !r.bootDone && len(r.boot) < bootMax {
+	if !r.bootDone && len(r.boot) < bootMax && LevelOf(rec.Level) >= slog.LevelInfo {
 		rec.Boot = true
 		r.boot = append(r.boot, rec)
 	}

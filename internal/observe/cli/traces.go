@@ -97,6 +97,7 @@ func BuildTimeline(ctx context.Context, ws store.WorkflowStore, in store.Workflo
 		return Timeline{}, fmt.Errorf("reading the journal of %s: %w", id, err)
 	}
 	attempted := map[int]bool{}
+	replicaOf := map[string]string{} // runner address -> replica id, from what recorded both
 	if in != nil {
 		steps, err := in.RunSteps(ctx, id)
 		if err != nil {
@@ -104,6 +105,9 @@ func BuildTimeline(ctx context.Context, ws store.WorkflowStore, in store.Workflo
 		}
 		for _, s := range steps {
 			attempted[s.Seq] = true
+			if s.Runner != "" && s.ReplicaID != "" {
+				replicaOf[s.Runner] = s.ReplicaID
+			}
 			it := Item{At: s.StartedAt, Kind: "step", What: s.Status, Name: s.Name, Seq: &s.Seq, Attempt: s.Attempt,
 				Detail: s.Error, Replica: s.ReplicaID, Runner: s.Runner, TraceID: observe.TraceID(s.Trace)}
 			it.setEnd(s.FinishedAt)
@@ -114,6 +118,9 @@ func BuildTimeline(ctx context.Context, ws store.WorkflowStore, in store.Workflo
 			return Timeline{}, fmt.Errorf("reading the events of %s: %w", id, err)
 		}
 		for _, e := range events {
+			if e.Runner != "" && e.ReplicaID != "" {
+				replicaOf[e.Runner] = e.ReplicaID
+			}
 			tl.Items = append(tl.Items, Item{At: e.At, Kind: "event", What: e.Kind, Detail: e.Detail, Replica: e.ReplicaID, Runner: e.Runner})
 		}
 	}
@@ -121,7 +128,8 @@ func BuildTimeline(ctx context.Context, ws store.WorkflowStore, in store.Workflo
 		if j.Kind == store.JournalStep && attempted[j.Seq] {
 			continue
 		}
-		it := Item{At: j.StartedAt, Kind: "journal", What: string(j.Kind), Name: j.Name, Seq: &j.Seq, Attempt: j.Attempts, Runner: j.Runner}
+		// first-try steps and waits are only in the journal
+		it := Item{At: j.StartedAt, Kind: "journal", What: string(j.Kind), Name: j.Name, Seq: &j.Seq, Attempt: j.Attempts, Runner: j.Runner, Replica: replicaOf[j.Runner]}
 		if len(j.Error) > 0 {
 			it.Detail = errs.Decode(j.Error).Message
 		}
@@ -239,6 +247,13 @@ func describe(it Item) string {
 		s = fmt.Sprintf("step #%d %s attempt %d %s", *it.Seq, it.Name, it.Attempt, it.What)
 	case "journal":
 		s = fmt.Sprintf("%s #%d %s", it.What, *it.Seq, it.Name)
+		if it.What == string(store.JournalStep) {
+			outcome := "completed"
+			if it.Detail != "" {
+				outcome = "failed"
+			}
+			s += fmt.Sprintf(" %s after %d attempt(s)", outcome, it.Attempt)
+		}
 	default:
 		s = it.What
 	}

@@ -83,9 +83,11 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if info.galera {
-		// Reads on one node may miss a write just certified on another;
-		// wsrep_sync_wait=1 makes every read on our sessions causal.
-		cfg.Params["wsrep_sync_wait"] = "1"
+		// A statement on one node may miss a write just certified on
+		// another: wsrep_sync_wait=7 makes reads, updates and inserts on
+		// our sessions wait for the node to apply what the cluster has
+		// committed first, so a lease taken after a release sees it.
+		cfg.Params["wsrep_sync_wait"] = "7"
 	}
 	db, err := openDB(cfg, opts.MaxConns)
 	if err != nil {

@@ -239,6 +239,17 @@ func TestLogsMergedAcrossInstances(t *testing.T) {
 	}
 	d, cfg := obstest.OpenStore(t, url)
 	o := cli.LogsOptions{Store: d, Dialect: string(cfg.DB.Dialect), Database: cfg.DB.Database}
+	// a runner publishes its row, then its inspect address, from its loop
+	obstest.WaitFor(t, 10*time.Second, "both runner rows with their inspect address", func() bool {
+		rows, err := d.ListRunners(ctx)
+		n := 0
+		for _, r := range rows {
+			if r.InspectAddr != "" {
+				n++
+			}
+		}
+		return err == nil && n == 2
+	})
 
 	var out, errb bytes.Buffer
 	if err := cli.Logs(ctx, o, &out, &errb); err != nil {
@@ -312,4 +323,3 @@ func TestLogsFromTheLocalRegistry(t *testing.T) {
 		t.Fatalf("registry logs:\n%s", out.String())
 	}
 }
-

@@ -71,14 +71,16 @@ func TestMetricsAndLogsOnPostgres(t *testing.T) {
 	obstest.WaitFor(t, 10*time.Second, "a schedule firing", func() bool { return fired.Load() > 0 })
 
 	var body string
-	obstest.WaitFor(t, 15*time.Second, "metrics showing the waiting message", func() bool {
+	obstest.WaitFor(t, 15*time.Second, "metrics showing every delivery and the waiting message", func() bool {
 		code, b := obstest.Call(t, app, http.MethodGet, "/_voltro/metrics", "")
 		if code != http.StatusOK {
 			t.Fatalf("metrics: %d %s", code, b)
 		}
 		body = b
 		_, ok := obstest.MetricValue(b, `voltro_shard_oldest_deliverable_seconds{`)
-		return ok
+		// a reply or a result can be seen before the delivery is counted
+		delivered, _ := obstest.MetricValue(b, `voltro_messages_total{outcome="delivered"}`)
+		return ok && delivered >= 7
 	})
 	atLeast := func(prefix string, min float64) {
 		t.Helper()

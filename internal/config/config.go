@@ -14,6 +14,7 @@ import (
 
 	"github.com/voltro/voltro/internal/dburl"
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/registry"
 	"github.com/voltro/voltro/internal/store"
 )
 
@@ -47,6 +48,8 @@ type Config struct {
 	SecretDerived bool // no VOLTRO_CLUSTER_SECRET: derived from the database identity
 	InspectAddr   string
 	InspectToken  string
+	ProcessName   string // VOLTRO_PROCESS_NAME, else the executable's base name
+	RegistryDir   string // local runtime registry; "" when none can be had
 	AdminToken    string
 	// Warnings are problems that did not stop boot; the engine logs them.
 	Warnings []string
@@ -183,6 +186,10 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 		c.InspectAddr = "127.0.0.1:0"
 	}
 	c.InspectToken = env("VOLTRO_INSPECT_TOKEN")
+	c.ProcessName = registry.ProcessName(env)
+	if dir, derr := registry.Dir(env); derr == nil {
+		c.RegistryDir = dir
+	}
 	c.AdminToken = env("VOLTRO_ADMIN_TOKEN")
 
 	if c.Clustered() && IsLoopbackHost(c.RunnerHost) {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/voltro/voltro/internal/delivery"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/observe"
+	"github.com/voltro/voltro/internal/registry"
 	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/runner"
 	"github.com/voltro/voltro/internal/store"
@@ -158,7 +160,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	e.runner = runner.New(d, e.deliv, runner.Options{
 		Address: e.address, ReplicaID: cfg.ReplicaID, Groups: cfg.Groups, ShardCount: cfg.ShardCount,
 		Mode: e.lockMode, Heartbeat: cfg.Heartbeat, Version: Version, Logger: log,
-		EntityTypes: e.deliv.Types,
+		EntityTypes: e.deliv.Types, Meta: registry.RunnerMeta{Process: cfg.ProcessName, PID: os.Getpid(), Host: hostname()}.Encode(),
 	})
 	e.bootLog()
 	return e, nil
@@ -343,3 +345,8 @@ func (e *Engine) Runner() *runner.Runner { return e.runner }
 func (e *Engine) Deliverer() *delivery.Deliverer { return e.deliv }
 
 var errClosed = errors.New("voltro: engine closed")
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}

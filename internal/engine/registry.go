@@ -16,15 +16,15 @@ import (
 // registerLocal writes the entry and removes it when the engine's loops
 // stop (Close). A registry that cannot be written is logged, never fatal.
 func (e *Engine) registerLocal() {
-	dir, err := registry.Dir(os.Getenv)
-	if err != nil {
-		e.log.Warn("runtime registry: no directory; voltro cluster status will not list this instance from the registry", "err", err)
+	dir := e.cfg.RegistryDir
+	if dir == "" {
+		e.log.Warn("runtime registry: no directory (set VOLTRO_REGISTRY_DIR); voltro cluster status will not list this instance from the registry")
 		return
 	}
 	host, _ := os.Hostname()
 	dialect := string(e.d.Dialect())
 	path, err := registry.Write(dir, registry.Entry{
-		ReplicaID: e.cfg.ReplicaID, PID: os.Getpid(), Process: registry.ProcessName(os.Getenv), Host: host,
+		ReplicaID: e.cfg.ReplicaID, PID: os.Getpid(), Process: e.cfg.ProcessName, Host: host,
 		Dialect: dialect, Database: registry.DatabaseKey(dialect, e.cfg.DB.Database),
 		InspectAddr: e.InspectAddr(), RunnerAddress: e.address, Started: e.started,
 	})

@@ -19,6 +19,7 @@ import (
 
 	"github.com/voltro/voltro"
 	"github.com/voltro/voltro/internal/config"
+	"github.com/voltro/voltro/internal/registry"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/open"
 )
@@ -33,26 +34,25 @@ func freePort(t *testing.T) string {
 	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }
 
-// routableIP is a non-loopback address of this machine that can be
-// listened on, or "" when there is none.
-func routableIP(t *testing.T) string {
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
+// loopbackName is a host name for runners to advertise that is not the
+// literal localhost/127.0.0.1 the status flags, yet resolves only to
+// loopback on this machine (its hostname, via /etc/hosts), so no test
+// traffic leaves 127.0.0.0/8. "" when there is none.
+func loopbackName(t *testing.T) string {
+	h, err := os.Hostname()
+	if err != nil || h == "" || strings.EqualFold(h, "localhost") {
 		return ""
 	}
-	for _, a := range addrs {
-		n, ok := a.(*net.IPNet)
-		if !ok || n.IP.IsLoopback() || n.IP.To4() == nil || n.IP.IsLinkLocalUnicast() {
-			continue
-		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(n.IP.String(), "0"))
-		if err != nil {
-			continue
-		}
-		ln.Close()
-		return n.IP.String()
+	ips, err := net.LookupIP(h)
+	if err != nil || len(ips) == 0 {
+		return ""
 	}
-	return ""
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return ""
+		}
+	}
+	return h
 }
 
 // startApp starts an in-process app with env (nothing read from the
@@ -61,7 +61,16 @@ func routableIP(t *testing.T) string {
 func startApp(t *testing.T, env map[string]string, items ...voltro.Registrable) *voltro.App {
 	t.Helper()
 	ctx := context.Background()
-	app, err := voltro.New(ctx, voltro.WithEnv(func(k string) string { return env[k] }), voltro.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	lookup := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		if k == registry.EnvDir || k == registry.EnvProcess {
+			return os.Getenv(k) // set per test with t.Setenv
+		}
+		return ""
+	}
+	app, err := voltro.New(ctx, voltro.WithEnv(lookup), voltro.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}

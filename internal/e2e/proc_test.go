@@ -74,6 +74,16 @@ func runnerMain() int {
 			return 3
 		}
 	}
+	if coord := os.Getenv("E2E_SCHED"); coord != "" {
+		tick := voltro.NewSchedule("e2e.tick", "@every 1s", func(ctx context.Context, at time.Time) error {
+			say("TICK %d %d", at.Unix(), time.Now().UnixNano())
+			return nil
+		}, voltro.Coordination(coord))
+		if err := app.Register(tick); err != nil {
+			fmt.Println("BOOTFAIL", err)
+			return 3
+		}
+	}
 	late, _ := time.ParseDuration(os.Getenv("E2E_REGISTER_AFTER"))
 	if late == 0 {
 		if err := app.Register(w); err != nil {

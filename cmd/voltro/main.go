@@ -24,7 +24,10 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"demo":      {"run the demo app on the embedded default (a SQLite file here) or DB_URL", runDemo},
-		"bench":     {"benchmarks: `bench messages` (persisted request/reply), more with --help", runBench},
+		"bench":     {"benchmarks beside the database's commit rate: bench messages | workflows | cdc", runBench},
+		"cluster":   {"one row per running instance and the shared state: cluster status [--process NAME] [--format json]", runCluster},
+		"schedules": {"schedules and their runs: schedules list | runs NAME [--format json]", runSchedules},
+		"watch":     {"a table's changes as they commit: watch TABLE [--where COL=VALUE] [--format json]", runWatch},
 		"messages":  {"list messages and dead letters; replay a dead letter", runMessages},
 		"migrate":   {"apply the database migrations of DB_URL and exit", runMigrate},
 		"version":   {"print the version", runVersion},

@@ -7,6 +7,7 @@ package observe
 
 import (
 	"context"
+	"crypto/sha256"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -118,6 +119,19 @@ func TraceID(tp string) string {
 	return sc.TraceID().String()
 }
 
+// ExecutionSpanContext is the stand-in parent of the replays of a run whose
+// start recorded no trace (started by the CLI, or by an instance without a
+// tracer): trace and span id derive from the execution id, so its replays
+// still share one trace on every instance.
+func ExecutionSpanContext(executionID string) trace.SpanContext {
+	h := sha256.Sum256([]byte("voltro-execution\x00" + executionID))
+	var tid trace.TraceID
+	var sid trace.SpanID
+	copy(tid[:], h[:16])
+	copy(sid[:], h[16:24])
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled, Remote: true})
+}
+
 // InjectHeaders returns h with the traceparent of ctx's span added, unless
 // h carries one already or ctx has no span. h itself is not modified.
 func (t *Telemetry) InjectHeaders(ctx context.Context, h map[string]string) map[string]string {
@@ -219,10 +233,15 @@ func (t *Telemetry) StartReplay(ctx context.Context, sc StartContexts, x store.E
 		if woke := trace.SpanContextFromContext(ctx); woke.IsValid() {
 			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: woke}))
 		}
-		if s, err := sc.GetStartContext(ctx, x.ID); err == nil && s.Trace != "" {
-			// under the run's own trace, not under the message
-			parent = ContextWithTraceparent(ctx, s.Trace)
+		// under the run's own trace, not under the message: the one its
+		// start recorded, else one derived from the execution id
+		run := ExecutionSpanContext(x.ID)
+		if s, err := sc.GetStartContext(ctx, x.ID); err == nil {
+			if rec := trace.SpanContextFromContext(ContextWithTraceparent(context.Background(), s.Trace)); rec.IsValid() {
+				run = rec
+			}
 		}
+		parent = trace.ContextWithRemoteSpanContext(ctx, run)
 	}
 	ctx, span := t.tracer.Start(parent, "workflow "+x.Name, opts...)
 	began := time.Now()

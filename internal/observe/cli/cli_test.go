@@ -219,6 +219,56 @@ func TestWorkflowSpansJoinAcrossInstances(t *testing.T) {
 	}
 }
 
+// A run started where nothing traces (the CLI, an app without a tracer)
+// still has one trace: its replays derive it from the execution id.
+func TestUntracedStartStillJoins(t *testing.T) {
+	obstest.IsolateRegistry(t)
+	ctx := obstest.Ctx(t)
+	url := testdb.Postgres(t, "obs_traces_derived")
+	tp, exp := provider(t)
+	gate := voltro.NewWorkflow("obs.gate", func(wc *voltro.WorkflowContext, _ int) (string, error) {
+		return voltro.AwaitSignal[string](wc, "open", 0)
+	})
+	starter := obstest.Start(t, url, obstest.App{Replica: "obs-s"})
+	obstest.Start(t, url, obstest.App{Replica: "obs-x", Tracer: tp, Register: func(a *voltro.App) {
+		if err := a.Register(gate); err != nil {
+			t.Fatal(err)
+		}
+	}})
+	h, err := gate.Start(ctx, starter, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obstest.WaitFor(t, 10*time.Second, "the run to wait", func() bool {
+		s, err := starter.WorkflowStatusOf(ctx, h.ID)
+		return err == nil && s.Status == "suspended"
+	})
+	if _, err := starter.SignalWorkflow(ctx, h.ID, "open", "yes"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := h.Result(ctx); err != nil || got != "yes" {
+		t.Fatalf("result %q, %v", got, err)
+	}
+	want := observe.ExecutionSpanContext(h.ID)
+	replays := spansNamed(exp, "workflow obs.gate")
+	if len(replays) != 2 {
+		t.Fatalf("%d replays traced, want 2", len(replays))
+	}
+	for _, r := range replays {
+		if r.SpanContext.TraceID() != want.TraceID() || r.Parent.SpanID() != want.SpanID() {
+			t.Fatalf("replay in trace %s under %s, want %s under %s", r.SpanContext.TraceID(), r.Parent.SpanID(), want.TraceID(), want.SpanID())
+		}
+	}
+	d, _ := obstest.OpenStore(t, url)
+	var out bytes.Buffer
+	if err := cli.Traces(ctx, d.(store.WorkflowStore), d.(store.WorkflowIntrospection), h.ID, "text", &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "trace:     "+want.TraceID().String()+" (derived from the execution id") {
+		t.Fatalf("traces output:\n%s", out.String())
+	}
+}
+
 func attr(s tracetest.SpanStub, key string) string {
 	for _, a := range s.Attributes {
 		if string(a.Key) == key {

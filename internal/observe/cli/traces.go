@@ -23,22 +23,25 @@ import (
 
 // Timeline is one execution as `voltro traces` shows it.
 type Timeline struct {
-	ExecutionID string     `json:"executionId"`
-	Workflow    string     `json:"workflow"`
-	Status      string     `json:"status"`
-	WaitingOn   string     `json:"waitingOn,omitempty"`
-	TraceID     string     `json:"traceId,omitempty"`
-	Traceparent string     `json:"traceparent,omitempty"`
-	Source      string     `json:"source,omitempty"`
-	Subject     string     `json:"subject,omitempty"`
-	ParentID    string     `json:"parentId,omitempty"`
-	Children    []string   `json:"children,omitempty"`
-	CreatedAt   time.Time  `json:"createdAt"`
-	FinishedAt  *time.Time `json:"finishedAt,omitempty"`
-	DurationS   float64    `json:"durationSeconds"`
-	Replicas    []string   `json:"replicas"`
-	Runners     []string   `json:"runners"`
-	Items       []Item     `json:"items"`
+	ExecutionID string `json:"executionId"`
+	Workflow    string `json:"workflow"`
+	Status      string `json:"status"`
+	WaitingOn   string `json:"waitingOn,omitempty"`
+	TraceID     string `json:"traceId"`
+	Traceparent string `json:"traceparent,omitempty"`
+	// TraceDerived: the start recorded no trace, so the replays' spans use
+	// the trace id derived from the execution id.
+	TraceDerived bool       `json:"traceDerived,omitempty"`
+	Source       string     `json:"source,omitempty"`
+	Subject      string     `json:"subject,omitempty"`
+	ParentID     string     `json:"parentId,omitempty"`
+	Children     []string   `json:"children,omitempty"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	FinishedAt   *time.Time `json:"finishedAt,omitempty"`
+	DurationS    float64    `json:"durationSeconds"`
+	Replicas     []string   `json:"replicas"`
+	Runners      []string   `json:"runners"`
+	Items        []Item     `json:"items"`
 	// Introspection is false when the store keeps no introspection tables
 	// (then only the journal is shown).
 	Introspection bool `json:"introspection"`
@@ -83,6 +86,9 @@ func BuildTimeline(ctx context.Context, ws store.WorkflowStore, in store.Workflo
 		tl.Source, tl.Subject = sc.Source, sc.Subject
 	case !errors.Is(err, errs.ErrNotFound):
 		return Timeline{}, fmt.Errorf("reading the start context of %s: %w", id, err)
+	}
+	if tl.TraceID == "" {
+		tl.TraceID, tl.TraceDerived = observe.ExecutionSpanContext(id).TraceID().String(), true
 	}
 	children, err := ws.ListExecutions(ctx, store.ExecutionFilter{ParentID: id, Limit: 1000})
 	if err != nil {
@@ -196,7 +202,9 @@ func Traces(ctx context.Context, ws store.WorkflowStore, in store.WorkflowIntros
 // WriteTimeline renders tl for a terminal.
 func WriteTimeline(w io.Writer, tl Timeline) {
 	fmt.Fprintf(w, "%s  %s  %s\n", tl.ExecutionID, tl.Workflow, strings.ToUpper(tl.Status))
-	if tl.TraceID != "" {
+	if tl.TraceDerived {
+		fmt.Fprintf(w, "  trace:     %s (derived from the execution id: the start recorded none)\n", tl.TraceID)
+	} else {
 		fmt.Fprintf(w, "  trace:     %s\n", tl.TraceID)
 	}
 	started := tl.CreatedAt.UTC().Format(time.RFC3339Nano)

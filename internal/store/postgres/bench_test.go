@@ -79,11 +79,19 @@ func BenchmarkCommitRate(b *testing.B) {
 	}
 }
 
-// BenchmarkRoundTrip is one request/reply as the engine does it when the
-// sender owns the shard: Enqueue claimed at insert, then Complete. Variants:
-// "+getreply" also reads the reply back; "remote" names another runner as
-// the reply waiter, so Complete also sends a NOTIFY.
-func BenchmarkRoundTrip(b *testing.B) {
+// benchRoundTrip holds a store whose locker owns 8 shards, ready for
+// request/reply round trips from up to 8 senders.
+type benchRoundTrip struct {
+	s      *postgres.Store
+	epochs []int64
+}
+
+var (
+	benchPayload = []byte(`{"order":"o-1","amount":42,"currency":"EUR"}`)
+	benchHeaders = map[string]string{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+)
+
+func newBenchRoundTrip(b *testing.B) *benchRoundTrip {
 	s := benchStore(b)
 	ctx := context.Background()
 	lk, err := s.NewLocker(ctx, store.LockAdvisory, "bench:1")
@@ -91,40 +99,49 @@ func BenchmarkRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = lk.Close() })
-	const shards = 8
-	epochs := make([]int64, shards)
-	for i := range epochs {
+	rt := &benchRoundTrip{s: s, epochs: make([]int64, 8)}
+	for i := range rt.epochs {
 		e, ok, err := lk.Acquire(ctx, fmt.Sprintf("default/%d", i), time.Minute)
 		if err != nil || !ok {
 			b.Fatalf("acquire: %v %v", ok, err)
 		}
-		epochs[i] = e
+		rt.epochs[i] = e
 	}
-	payload := []byte(`{"order":"o-1","amount":42,"currency":"EUR"}`)
-	headers := map[string]string{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
-	roundTrip := func(ctx context.Context, w int, replyTo string, getReply bool) error {
-		shard := fmt.Sprintf("default/%d", w%shards)
-		f := store.Fence{Owner: "bench:1", Epoch: epochs[w%shards]}
-		m := &store.Message{Shard: shard, EntityType: "order", EntityID: "o-1", Tag: "Pay", Payload: payload, Headers: headers, ReplyTo: replyTo}
-		res, err := s.Enqueue(ctx, m, &store.EnqueueClaim{Owner: f.Owner, Epoch: f.Epoch, ClaimTTL: time.Minute})
-		if err != nil {
-			return err
-		}
-		if res.ClaimedEpoch == 0 {
-			return fmt.Errorf("not claimed at insert")
-		}
-		if err := s.Complete(ctx, store.Completion{MessageID: res.ID, Shard: shard, Fence: f, Payload: []byte(`"ok"`)}); err != nil {
-			return err
-		}
-		if !getReply {
-			return nil
-		}
-		r, err := s.GetReply(ctx, res.ID)
-		if err == nil && r == nil {
-			err = fmt.Errorf("no reply for %d", res.ID)
-		}
+	return rt
+}
+
+// run is one request/reply as the engine does it when the sender owns the
+// shard: Enqueue claimed at insert, then Complete (and GetReply if asked).
+func (rt *benchRoundTrip) run(ctx context.Context, w int, replyTo string, getReply bool) error {
+	i := w % len(rt.epochs)
+	shard := fmt.Sprintf("default/%d", i)
+	f := store.Fence{Owner: "bench:1", Epoch: rt.epochs[i]}
+	m := &store.Message{Shard: shard, EntityType: "order", EntityID: "o-1", Tag: "Pay", Payload: benchPayload, Headers: benchHeaders, ReplyTo: replyTo}
+	res, err := rt.s.Enqueue(ctx, m, &store.EnqueueClaim{Owner: f.Owner, Epoch: f.Epoch, ClaimTTL: time.Minute})
+	if err != nil {
 		return err
 	}
+	if res.ClaimedEpoch == 0 {
+		return fmt.Errorf("not claimed at insert")
+	}
+	if err := rt.s.Complete(ctx, store.Completion{MessageID: res.ID, Shard: shard, Fence: f, Payload: []byte(`"ok"`)}); err != nil {
+		return err
+	}
+	if !getReply {
+		return nil
+	}
+	r, err := rt.s.GetReply(ctx, res.ID)
+	if err == nil && r == nil {
+		err = fmt.Errorf("no reply for %d", res.ID)
+	}
+	return err
+}
+
+// BenchmarkRoundTrip measures request/reply round trips. Variants:
+// "+getreply" also reads the reply back; "remote" names another runner as
+// the reply waiter, so Complete also sends a NOTIFY.
+func BenchmarkRoundTrip(b *testing.B) {
+	rt := newBenchRoundTrip(b)
 	for _, v := range []struct {
 		name     string
 		workers  int
@@ -137,7 +154,63 @@ func BenchmarkRoundTrip(b *testing.B) {
 		{"remote/senders=8", 8, "peer:1", false},
 	} {
 		b.Run(v.name, func(b *testing.B) {
-			parallel(b, v.workers, func(ctx context.Context, w int) error { return roundTrip(ctx, w, v.replyTo, v.getReply) })
+			parallel(b, v.workers, func(ctx context.Context, w int) error { return rt.run(ctx, w, v.replyTo, v.getReply) })
 		})
+	}
+}
+
+// BenchmarkRoundTripVsCommit alternates short slices of the commit loop and
+// of round trips (8 connections / senders each), so both rates are measured
+// under the same background load, and reports their ratio. One run takes
+// about 5 s whatever -benchtime says.
+func BenchmarkRoundTripVsCommit(b *testing.B) {
+	rt := newBenchRoundTrip(b)
+	pool := rt.s.Pool()
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS bench_commit (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)`); err != nil {
+		b.Fatal(err)
+	}
+	const slice, rounds, workers = 400 * time.Millisecond, 6, 8
+	measure := func(op func(ctx context.Context, w int) error) float64 {
+		var n atomic.Int64
+		var wg sync.WaitGroup
+		var failed atomic.Value
+		deadline := time.Now().Add(slice)
+		start := time.Now()
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(deadline) {
+					if err := op(ctx, w); err != nil {
+						failed.Store(err)
+						return
+					}
+					n.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		if err, _ := failed.Load().(error); err != nil {
+			b.Fatal(err)
+		}
+		return float64(n.Load()) / time.Since(start).Seconds()
+	}
+	commit := func(ctx context.Context, _ int) error {
+		_, err := pool.Exec(ctx, `INSERT INTO bench_commit (v) VALUES ($1)`, "x")
+		return err
+	}
+	roundTrip := func(ctx context.Context, w int) error { return rt.run(ctx, w, "bench:1", false) }
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var commits, trips float64
+		for r := 0; r < rounds; r++ {
+			commits += measure(commit)
+			trips += measure(roundTrip)
+		}
+		commits, trips = commits/rounds, trips/rounds
+		b.ReportMetric(commits, "commits/s")
+		b.ReportMetric(trips, "roundtrips/s")
+		b.ReportMetric(trips/commits, "ratio")
 	}
 }

@@ -107,6 +107,10 @@ func TestWorkflowSpansJoinAcrossInstances(t *testing.T) {
 		t.Fatalf("result = %d, %v", got, err)
 	}
 
+	// the result is readable before the replay and its delivery end
+	obstest.WaitFor(t, 10*time.Second, "C's replay and delivery spans", func() bool {
+		return len(spansNamed(expC, "workflow obs.trip")) == 1 && len(spansNamed(expC, "message workflow/obs.trip")) == 1
+	})
 	traceID := req.SpanContext().TraceID()
 	start := one(t, expA, "A", "workflow.start obs.trip")
 	if start.SpanContext.TraceID() != traceID || start.Parent.SpanID() != req.SpanContext().SpanID() {
@@ -250,10 +254,8 @@ func TestUntracedStartStillJoins(t *testing.T) {
 		t.Fatalf("result %q, %v", got, err)
 	}
 	want := observe.ExecutionSpanContext(h.ID)
+	obstest.WaitFor(t, 10*time.Second, "both replay spans", func() bool { return len(spansNamed(exp, "workflow obs.gate")) == 2 })
 	replays := spansNamed(exp, "workflow obs.gate")
-	if len(replays) != 2 {
-		t.Fatalf("%d replays traced, want 2", len(replays))
-	}
 	for _, r := range replays {
 		if r.SpanContext.TraceID() != want.TraceID() || r.Parent.SpanID() != want.SpanID() {
 			t.Fatalf("replay in trace %s under %s, want %s under %s", r.SpanContext.TraceID(), r.Parent.SpanID(), want.TraceID(), want.SpanID())

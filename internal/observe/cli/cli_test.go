@@ -72,7 +72,7 @@ func TestWorkflowSpansJoinAcrossInstances(t *testing.T) {
 		if err != nil {
 			return 0, err
 		}
-		wc.Sleep(300 * time.Millisecond)
+		wc.Sleep(time.Second) // B must leave before the timer is due
 		return voltro.Step(wc, "two", func(ctx context.Context) (int, error) {
 			if tries.Add(1) == 1 {
 				return 0, errors.New("flaky once")

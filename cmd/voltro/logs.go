@@ -17,7 +17,7 @@ const logsSynopsis = "logs [--tail N] [--process NAME] [--level debug|info|warn|
 
 func runLogs(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
 	fs := flags("logs", logsSynopsis, stderr)
-	tail := fs.Int("tail", 100, "print the last N records of all instances together (0: all they keep)")
+	tail := fs.Int("tail", 100, "print each instance's boot records, then the last N records of all instances together (0: all they keep)")
 	process := fs.String("process", "", "only instances of this process name (or replica id)")
 	level := fs.String("level", "debug", "lowest level printed")
 	format := fs.String("format", "text", "text, or json (one record per line)")

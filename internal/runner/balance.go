@@ -84,9 +84,9 @@ func hostsAny(groups, ours []string) bool {
 	return false
 }
 
-func (r *Runner) balance(ctx context.Context, now time.Time) {
-	if now.Sub(r.lastList) >= r.opts.Heartbeat {
-		if err := r.refreshLive(ctx, now); err != nil {
+func (r *Runner) balance(ctx, poolctx context.Context, poolOK bool, now time.Time) {
+	if now.Sub(r.lastList) >= r.opts.Heartbeat && poolOK {
+		if err := r.refreshLive(poolctx, now); err != nil {
 			r.log.Warn("workflow runner: listing runners failed", "err", err)
 			return
 		}

@@ -207,8 +207,14 @@ func (r *Runner) step(ctx context.Context) {
 		}
 		beat = true
 	}
-	if !r.registered || r.typesDirty {
-		if err := r.d.RegisterRunner(opctx, r.registerRow()); err != nil {
+	// Calls through the application pool get the heartbeat as their limit,
+	// and none is made while the last probe failed: a starved pool must not
+	// stall the pass that probes it and refreshes the locks.
+	poolOK := r.pool.lastErr == ""
+	poolctx, cancelPool := context.WithTimeout(ctx, max(r.opts.Heartbeat, time.Second))
+	defer cancelPool()
+	if (!r.registered || r.typesDirty) && poolOK {
+		if err := r.d.RegisterRunner(poolctx, r.registerRow()); err != nil {
 			r.log.Warn("workflow runner: registration failed", "err", err)
 			return
 		}
@@ -218,10 +224,12 @@ func (r *Runner) step(ctx context.Context) {
 		if !r.heartbeat(opctx) {
 			return
 		}
-		r.cb.Beat(opctx)
+		if poolOK {
+			r.cb.Beat(poolctx)
+		}
 	}
 	r.expireLeases(now)
-	r.balance(opctx, now)
+	r.balance(opctx, poolctx, poolOK, now)
 }
 
 func (r *Runner) openLocker(ctx context.Context) bool {

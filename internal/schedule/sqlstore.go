@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -44,8 +45,22 @@ func (s *SQLStore) Close() error {
 
 func (s *SQLStore) Dialect() store.Dialect { return s.d.name }
 
+// exec runs one autocommit statement. On MariaDB/MySQL a deadlock (1213,
+// also Galera's certification failure) or a lock wait timeout (1205) rolled
+// the statement back whole, so it is run again, a few times, with jitter.
 func (s *SQLStore) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return s.db.ExecContext(ctx, s.d.sql(q), args...)
+	for attempt := 1; ; attempt++ {
+		res, err := s.db.ExecContext(ctx, s.d.sql(q), args...)
+		var me *mysql.MySQLError
+		if err == nil || attempt >= 5 || !errors.As(err, &me) || (me.Number != 1213 && me.Number != 1205) {
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Duration(attempt*5+rand.IntN(10)) * time.Millisecond):
+		}
+	}
 }
 
 // initLockKey serialises concurrent Inits on PostgreSQL, where two racing

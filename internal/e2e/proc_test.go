@@ -17,11 +17,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/demo"
 )
 
 const roleEnv = "VOLTRO_E2E_ROLE"
@@ -67,6 +69,12 @@ func runnerMain() int {
 		say("END %d %s %d", info.ID, id, time.Now().UnixNano())
 		return m.N + 1, nil
 	})
+	if os.Getenv("E2E_SLEEPERS") != "" {
+		if err := app.Register(demo.Nap); err != nil {
+			fmt.Println("BOOTFAIL", err)
+			return 3
+		}
+	}
 	other := voltro.NewEntity("e2e.other", func(ctx context.Context, id string, m Work) (int, error) { return m.N, nil })
 	if os.Getenv("E2E_HOST_OTHER") != "" {
 		if err := app.Register(other); err != nil {
@@ -96,6 +104,9 @@ func runnerMain() int {
 		return 3
 	}
 	say("READY %s", app.InspectAddr())
+	if n, _ := strconv.Atoi(os.Getenv("E2E_SLEEPERS")); n > 0 {
+		go sleepers(ctx, app, n, say)
+	}
 	if late > 0 {
 		go func() {
 			time.Sleep(late)
@@ -324,4 +335,64 @@ func (p *proc) events() []event {
 		out = append(out, event{kind: f[0], id: id, ent: f[2], at: time.Unix(0, ns), proc: p.name})
 	}
 	return out
+}
+
+// sleepers starts n demo.nap runs that all wake at one moment, reports when
+// every one is suspended, then when every one has completed.
+func sleepers(ctx context.Context, app *voltro.App, n int, say func(string, ...any)) {
+	for owned, total := app.Shards(); owned < total; owned, total = app.Shards() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	db, _, err := app.DB()
+	if err != nil {
+		say("SLEEPFAIL %v", err)
+		return
+	}
+	count := func(status string) int {
+		var k int
+		_ = db.QueryRowContext(ctx, `SELECT count(*) FROM voltro_workflow_executions WHERE status = $1`, status).Scan(&k)
+		return k
+	}
+	started := time.Now()
+	wake := started.Add(time.Duration(n/800+15) * time.Second)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for int(next.Add(1)) <= n && failed.Load() == nil {
+				if _, err := demo.Nap.Start(ctx, app, demo.NapInput{Seconds: time.Until(wake).Seconds()}); err != nil {
+					failed.Store(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := failed.Load(); err != nil {
+		say("SLEEPFAIL start: %v", err)
+		return
+	}
+	startPhase := time.Since(started)
+	if time.Now().After(wake) {
+		say("SLEEPFAIL starting %d runs took %s, past their common wake-up", n, startPhase)
+		return
+	}
+	for count("suspended") < n {
+		if time.Now().After(wake) {
+			say("SLEEPFAIL only %d of %d suspended before the wake-up", count("suspended"), n)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	say("SUSPENDED %d started in %s (%.0f/s), all suspended %s before the wake-up", n, startPhase.Round(time.Millisecond), float64(n)/startPhase.Seconds(), time.Until(wake).Round(time.Second))
+	for count("completed") < n {
+		if time.Since(wake) > 8*time.Minute {
+			say("SLEEPFAIL only %d of %d completed", count("completed"), n)
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	say("COMPLETED %d, %s after the common wake-up", n, time.Since(wake).Round(time.Millisecond))
 }

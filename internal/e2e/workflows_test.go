@@ -337,97 +337,48 @@ func rss(pid int) int64 {
 
 // Many sleeping workflows cost rows, not memory: N runs of demo.nap sleep
 // at once on one runner, whose RSS stays bounded; then they all wake and
-// complete. N is VOLTRO_E2E_SLEEPERS (default 100000).
+// complete. N is VOLTRO_E2E_SLEEPERS (default 100000). The runner is a
+// separate process of this test binary (the runner role with
+// E2E_SLEEPERS=N), which starts the runs itself: a runner starting runs on
+// its own shards inserts them already claimed, while a remote client's
+// starts each NOTIFY, and PostgreSQL serialises notifying commits.
 func TestSuspensionAtScale(t *testing.T) {
 	n := 100000
 	if v, err := strconv.Atoi(os.Getenv("VOLTRO_E2E_SLEEPERS")); err == nil && v > 0 {
 		n = v
 	}
 	url := testdb.Postgres(t, "e2e_sleepers")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	p := startDemo(t, "sleepy", map[string]string{"DB_URL": url, "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": "5s"})
-	p.waitOutput(t, "voltro demo is running", 60*time.Second)
-	c := client(t, url)
-	db, _, err := c.DB()
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := func(status string) int {
-		var k int
-		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM voltro_workflow_executions WHERE status = $1`, status).Scan(&k); err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	// Every run wakes at one moment, after all have been started.
-	started := time.Now()
-	estimate := time.Duration(n/500+20) * time.Second
-	wake := started.Add(estimate)
+	p := startProc(t, "sleepy", map[string]string{"DB_URL": url, "E2E_SLEEPERS": strconv.Itoa(n), "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": "5s"})
 	var peak int64
-	var peakMu sync.Mutex
-	stop := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(200 * time.Millisecond):
-			}
-			r := rss(p.cmd.Process.Pid)
-			peakMu.Lock()
-			peak = max(peak, r)
-			peakMu.Unlock()
+	var suspendedRSS int64
+	deadline := time.Now().Add(12 * time.Minute)
+	for {
+		peak = max(peak, rss(p.cmd.Process.Pid))
+		if l, ok := p.find("SUSPENDED "); ok && suspendedRSS == 0 {
+			suspendedRSS = rss(p.cmd.Process.Pid)
+			t.Logf("all %d runs suspended at once: %s; runner RSS %d MB", n, l, suspendedRSS>>20)
 		}
-	}()
-	defer close(stop)
-	var next int64
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	for w := 0; w < 16; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= int64(n) || firstErr != nil {
-					return
-				}
-				secs := time.Until(wake).Seconds()
-				if _, err := demo.Nap.Start(ctx, c, demo.NapInput{Seconds: secs}); err != nil {
-					mu.Lock()
-					firstErr = err
-					mu.Unlock()
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		t.Fatal(firstErr)
-	}
-	startPhase := time.Since(started)
-	if time.Now().After(wake) {
-		t.Fatalf("starting %d runs took %s, past the common wake-up: raise the estimate", n, startPhase)
-	}
-	waitFor(t, time.Until(wake), "every run suspended", func() bool { return count("suspended") == n })
-	suspendedAt := rss(p.cmd.Process.Pid)
-	t.Logf("%d runs started in %s (%.0f/s) and all suspended; runner RSS %d MB", n, startPhase.Round(time.Millisecond), float64(n)/startPhase.Seconds(), suspendedAt>>20)
-	deadline := time.Now().Add(time.Until(wake) + 5*time.Minute)
-	for count("completed") < n {
+		if l, ok := p.find("COMPLETED "); ok {
+			t.Logf("all woke and completed: %s", l)
+			break
+		}
+		if l, ok := p.find("SLEEPFAIL "); ok {
+			t.Fatal(l)
+		}
+		select {
+		case <-p.exited:
+			t.Fatalf("the runner exited: %v", p.output())
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d runs completed", count("completed"), n)
+			t.Fatalf("not done after 12 minutes: %v", p.output())
 		}
-		time.Sleep(time.Second)
+		time.Sleep(200 * time.Millisecond)
 	}
-	peakMu.Lock()
-	defer peakMu.Unlock()
-	t.Logf("all %d woke and completed %s after the common wake-up; peak runner RSS %d MB", n, time.Since(wake).Round(time.Millisecond), peak>>20)
+	t.Logf("peak runner RSS %d MB", peak>>20)
+	if suspendedRSS == 0 {
+		t.Fatal("never saw every run suspended at once")
+	}
 	if peak > 300<<20 {
 		t.Fatalf("runner RSS peaked at %d MB; want under 300 MB", peak>>20)
 	}

@@ -354,7 +354,7 @@ func sleepers(ctx context.Context, app *voltro.App, n int, say func(string, ...a
 		return k
 	}
 	started := time.Now()
-	wake := started.Add(time.Duration(n/800+15) * time.Second)
+	wake := started.Add(time.Duration(n/400+15) * time.Second)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var failed atomic.Value

@@ -30,6 +30,21 @@ type Context struct {
 	cancel   bool
 	log      *slog.Logger
 	wroteAny bool
+	children bool // this replay started or awaited a child
+}
+
+// hasChildren reports whether the run has ever had a child: only then does
+// finishing it need to look for unfinished ones.
+func (c *Context) hasChildren() bool {
+	if c.children {
+		return true
+	}
+	for _, e := range c.journal {
+		if e.Kind == store.JournalChild {
+			return true
+		}
+	}
+	return false
 }
 
 // suspend unwinds a run that must wait.
@@ -60,6 +75,9 @@ func (c *Context) CancelRequested() bool { return c.cancel }
 func (c *Context) next(kind store.JournalKind, name string) (int, *store.JournalEntry) {
 	seq := c.seq
 	c.seq++
+	if kind == store.JournalChild {
+		c.children = true // even if this replay ends here (cancelled)
+	}
 	e, ok := c.journal[seq]
 	if !ok {
 		if c.cancel {

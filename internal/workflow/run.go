@@ -161,7 +161,9 @@ func (w *Engine) finish(ctx context.Context, c *Context, out []byte, oc outcome)
 	}
 	w.introEvent(x.ID, string(u.Status), errText)
 	w.introRun(x, u.Status, errText)
-	w.closeChildren(ctx, x)
+	if c.hasChildren() {
+		w.closeChildren(ctx, x)
+	}
 	w.notifyParent(ctx, x)
 	w.notifyLocal(x.ID)
 	return nil

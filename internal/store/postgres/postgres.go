@@ -75,6 +75,11 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, errs.Wrap(errs.CodeInvalidConfig, err, "postgres: bad connection URL")
 	}
 	cfg.MaxConns = int32(opts.MaxConns)
+	// pgxpool pings a connection idle for over a second before handing it
+	// out, which doubles the statements of an idle runner (its queries come
+	// seconds apart). A dead connection fails the query anyway, and the
+	// pool replaces it; ping only long-idle ones.
+	cfg.ShouldPing = func(_ context.Context, p pgxpool.ShouldPingParams) bool { return p.IdleDuration > time.Minute }
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "voltro"
 	}

@@ -127,18 +127,19 @@ func (e *Engine) ClaimFor(shard, entityType string) *store.EnqueueClaim {
 }
 
 // Dispatched follows up an enqueue: a message inserted already claimed for
-// us goes straight to its mailbox; otherwise the owner is woken.
-func (e *Engine) Dispatched(m store.Message, res store.EnqueueResult) {
+// us goes straight to its mailbox (true); otherwise the owner is woken.
+func (e *Engine) Dispatched(m store.Message, res store.EnqueueResult) bool {
 	switch {
 	case res.Duplicate:
 		// the first send woke the owner already
 	case res.ClaimedEpoch > 0:
 		m.ID = res.ID
 		m.State, m.ClaimedBy, m.ClaimEpoch, m.Attempts = store.StateClaimed, e.address, res.ClaimedEpoch, 1
-		e.deliv.DispatchClaimed(m)
+		return e.deliv.DispatchClaimed(m)
 	default:
 		e.WakeShard(m.Shard)
 	}
+	return false
 }
 
 // WakeShard makes the shard's owner read now: ourselves, or a peer by RPC

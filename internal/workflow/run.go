@@ -29,8 +29,11 @@ const (
 // handle runs one message for execution m.EntityID.
 func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message) ([]byte, error) {
 	return func(ctx context.Context, m store.Message) ([]byte, error) {
-		x, err := w.ws.GetExecution(ctx, m.EntityID)
-		if err != nil {
+		var x store.Execution
+		var err error
+		if cached, ok := w.fresh.LoadAndDelete(m.EntityID); ok && m.Tag == TagStart && m.Attempts <= 1 {
+			x = cached.(store.Execution)
+		} else if x, err = w.ws.GetExecution(ctx, m.EntityID); err != nil {
 			return nil, err
 		}
 		if x.Status.Terminal() {
@@ -165,7 +168,10 @@ func (w *Engine) finish(ctx context.Context, c *Context, out []byte, oc outcome)
 		w.closeChildren(ctx, x)
 	}
 	w.notifyParent(ctx, x)
-	w.notifyLocal(x.ID)
+	done := x
+	done.Status, done.Output, done.Error, done.WaitingOn, done.Runner = u.Status, u.Output, u.Error, "", u.Runner
+	done.UpdatedAt, done.FinishedAt = time.Now(), time.Now()
+	w.notifyLocal(done)
 	return nil
 }
 

@@ -53,7 +53,10 @@ type Engine struct {
 
 	mu      sync.Mutex
 	defs    map[string]*definition
-	waiters map[string][]chan struct{}
+	waiters map[string][]chan store.Execution
+	// fresh holds runs this instance just started and dispatched to itself,
+	// so their first delivery need not read back the row it wrote.
+	fresh sync.Map // execution id -> store.Execution
 }
 
 // New attaches workflows to an engine whose store keeps workflow state.
@@ -63,7 +66,7 @@ func New(e *engine.Engine) (*Engine, error) {
 		return nil, errs.New(errs.CodeUnavailable, "the %s store does not keep workflows", e.Store().Dialect())
 	}
 	in, _ := e.Store().(store.WorkflowIntrospection)
-	w := &Engine{e: e, ws: ws, log: e.Logger(), tel: e.Telemetry(), defs: map[string]*definition{}, waiters: map[string][]chan struct{}{}}
+	w := &Engine{e: e, ws: ws, log: e.Logger(), tel: e.Telemetry(), defs: map[string]*definition{}, waiters: map[string][]chan store.Execution{}}
 	w.intro = newRecorder(in, e.Config().ReplicaID, e.Logger())
 	w.intro.runner = e.Address()
 	return w, nil
@@ -154,7 +157,12 @@ func (w *Engine) start(ctx context.Context, name string, input []byte, o StartOp
 	if existing {
 		return stored, nil
 	}
-	w.e.Dispatched(*msg, res)
+	if res.ClaimedEpoch > 0 {
+		w.fresh.Store(stored.ID, stored)
+	}
+	if !w.e.Dispatched(*msg, res) {
+		w.fresh.Delete(stored.ID) // delivered elsewhere or later: it reads the row
+	}
 	return stored, nil
 }
 
@@ -231,7 +239,7 @@ func (w *Engine) Signal(ctx context.Context, id, name string, payload []byte) (b
 
 // Result waits until the run is finished and returns it.
 func (w *Engine) Result(ctx context.Context, id string) (store.Execution, error) {
-	ch := make(chan struct{}, 1)
+	ch := make(chan store.Execution, 1)
 	w.mu.Lock()
 	w.waiters[id] = append(w.waiters[id], ch)
 	w.mu.Unlock()
@@ -246,7 +254,8 @@ func (w *Engine) Result(ctx context.Context, id string) (store.Execution, error)
 			return x, nil
 		}
 		select {
-		case <-ch:
+		case done := <-ch:
+			return done, nil // finished here: the row as written
 		case <-time.After(wait):
 			wait = min(wait*2, 500*time.Millisecond)
 		case <-ctx.Done():
@@ -255,7 +264,7 @@ func (w *Engine) Result(ctx context.Context, id string) (store.Execution, error)
 	}
 }
 
-func (w *Engine) dropWaiter(id string, ch chan struct{}) {
+func (w *Engine) dropWaiter(id string, ch chan store.Execution) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	ws := w.waiters[id]
@@ -272,13 +281,14 @@ func (w *Engine) dropWaiter(id string, ch chan struct{}) {
 	}
 }
 
-func (w *Engine) notifyLocal(id string) {
+// notifyLocal hands a finished run to the waiters in this process.
+func (w *Engine) notifyLocal(x store.Execution) {
 	w.mu.Lock()
-	ws := w.waiters[id]
+	ws := w.waiters[x.ID]
 	w.mu.Unlock()
 	for _, c := range ws {
 		select {
-		case c <- struct{}{}:
+		case c <- x:
 		default:
 		}
 	}

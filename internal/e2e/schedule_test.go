@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/sharding"
-	"github.com/voltro/voltro/internal/testdb"
 )
 
 func ticks(ps []*proc) map[int64][]string {
@@ -31,7 +30,12 @@ func ticks(ps []*proc) map[int64][]string {
 }
 
 func TestScheduleClusterFailover(t *testing.T) {
-	url := testdb.Postgres(t, "e2e_sched_cluster")
+	for _, db := range sqlDatabases {
+		t.Run(db.name, func(t *testing.T) { scheduleClusterFailover(t, db.url(t, "sched_cluster")) })
+	}
+}
+
+func scheduleClusterFailover(t *testing.T, url string) {
 	var ps []*proc
 	for i := 0; i < 4; i++ {
 		ps = append(ps, startProc(t, fmt.Sprint("sched-", i), map[string]string{
@@ -61,9 +65,9 @@ func TestScheduleClusterFailover(t *testing.T) {
 	if victim == nil {
 		t.Fatalf("no process holds the schedule's shard %s", shard)
 	}
-	time.Sleep(8 * time.Second)
+	time.Sleep(12 * time.Second)
 	killed := victim.kill()
-	time.Sleep(10 * time.Second)
+	time.Sleep(12 * time.Second)
 	for _, p := range ps {
 		if p != victim {
 			p.term()
@@ -78,7 +82,7 @@ func TestScheduleClusterFailover(t *testing.T) {
 		seconds = append(seconds, at)
 	}
 	sort.Slice(seconds, func(i, j int) bool { return seconds[i] < seconds[j] })
-	if len(seconds) < 12 {
+	if len(seconds) < 18 {
 		t.Fatalf("only %d ticks fired: %v", len(seconds), seconds)
 	}
 	// after start-up, the longest gap is the takeover

@@ -7,6 +7,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,4 +126,41 @@ func waitOwned(ctx context.Context, app *voltro.App, within time.Duration) error
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// baseline is a benchmark's app and the database's own commit rates,
+// measured on the app's pool before anything else runs.
+type baseline struct {
+	app              *voltro.App
+	db               *sql.DB
+	dialect          string
+	commit1, commit8 float64
+}
+
+// openBaseline starts nothing yet: it opens the app on dbURL (a runner on
+// a free loopback port, replica "bench") and measures the commit rates.
+func openBaseline(ctx context.Context, dbURL string, env func(string) string, log *slog.Logger) (baseline, error) {
+	var b baseline
+	port, err := freePort()
+	if err != nil {
+		return b, err
+	}
+	env = overlay(env, map[string]string{"VOLTRO_WORKFLOW_RUNNER_HOST": "127.0.0.1", "VOLTRO_WORKFLOW_RUNNER_PORT": strconv.Itoa(port), "POD_NAME": "bench"})
+	if b.app, err = voltro.New(ctx, voltro.WithDB(dbURL), voltro.WithEnv(env), voltro.WithLogger(log)); err != nil {
+		return b, err
+	}
+	fail := func(err error) (baseline, error) {
+		_ = b.app.Close(context.WithoutCancel(ctx))
+		return b, err
+	}
+	if b.db, b.dialect, err = b.app.DB(); err != nil {
+		return fail(err)
+	}
+	if b.commit1, err = commitRate(ctx, b.db, b.dialect, 1, 3*time.Second); err != nil {
+		return fail(fmt.Errorf("commit rate: %w", err))
+	}
+	if b.commit8, err = commitRate(ctx, b.db, b.dialect, 8, 3*time.Second); err != nil {
+		return fail(fmt.Errorf("commit rate: %w", err))
+	}
+	return b, nil
 }

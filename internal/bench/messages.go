@@ -65,42 +65,13 @@ func Messages(ctx context.Context, cfg MessagesConfig) (MessagesResult, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	var res MessagesResult
-	port, err := freePort()
+	b, err := openBaseline(ctx, cfg.DBURL, cfg.Env, cfg.Logger)
 	if err != nil {
 		return res, err
 	}
-	env := func(k string) string {
-		if cfg.Env != nil {
-			if v := cfg.Env(k); v != "" {
-				return v
-			}
-		}
-		switch k {
-		case "VOLTRO_WORKFLOW_RUNNER_HOST":
-			return "127.0.0.1"
-		case "VOLTRO_WORKFLOW_RUNNER_PORT":
-			return strconv.Itoa(port)
-		case "POD_NAME":
-			return "bench"
-		}
-		return ""
-	}
-	app, err := voltro.New(ctx, voltro.WithDB(cfg.DBURL), voltro.WithEnv(env), voltro.WithLogger(cfg.Logger))
-	if err != nil {
-		return res, err
-	}
+	app, db, dialect := b.app, b.db, b.dialect
 	defer app.Close(context.WithoutCancel(ctx))
-	db, dialect, err := app.DB()
-	if err != nil {
-		return res, err
-	}
-	res.Dialect = dialect
-	if res.Commit1, err = commitRate(ctx, db, dialect, 1, 3*time.Second); err != nil {
-		return res, fmt.Errorf("commit rate: %w", err)
-	}
-	if res.Commit8, err = commitRate(ctx, db, dialect, 8, 3*time.Second); err != nil {
-		return res, fmt.Errorf("commit rate: %w", err)
-	}
+	res.Dialect, res.Commit1, res.Commit8 = dialect, b.commit1, b.commit8
 
 	echo := voltro.NewEntity("bench.echo", func(ctx context.Context, id string, m echoMsg) (echoMsg, error) {
 		return echoMsg{N: m.N + 1}, nil

@@ -70,27 +70,13 @@ func Workflows(ctx context.Context, cfg WorkflowsConfig) (WorkflowsResult, error
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	var res WorkflowsResult
-	port, err := freePort()
+	b, err := openBaseline(ctx, cfg.DBURL, cfg.Env, cfg.Logger)
 	if err != nil {
 		return res, err
 	}
-	env := overlay(cfg.Env, map[string]string{"VOLTRO_WORKFLOW_RUNNER_HOST": "127.0.0.1", "VOLTRO_WORKFLOW_RUNNER_PORT": strconv.Itoa(port), "POD_NAME": "bench"})
-	app, err := voltro.New(ctx, voltro.WithDB(cfg.DBURL), voltro.WithEnv(env), voltro.WithLogger(cfg.Logger))
-	if err != nil {
-		return res, err
-	}
+	app := b.app
 	defer app.Close(context.WithoutCancel(ctx))
-	db, dialect, err := app.DB()
-	if err != nil {
-		return res, err
-	}
-	res.Dialect = dialect
-	if res.Commit1, err = commitRate(ctx, db, dialect, 1, 3*time.Second); err != nil {
-		return res, err
-	}
-	if res.Commit8, err = commitRate(ctx, db, dialect, 8, 3*time.Second); err != nil {
-		return res, err
-	}
+	res.Dialect, res.Commit1, res.Commit8 = b.dialect, b.commit1, b.commit8
 	if err := app.Register(benchWorkflow); err != nil {
 		return res, err
 	}

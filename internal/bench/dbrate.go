@@ -74,8 +74,9 @@ func idleRate(ctx context.Context, db *sql.DB, dialect string, window time.Durat
 		q = `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()`
 		note = "pg_stat_database transactions of this database; each runner statement is its own transaction"
 	case "mariadb", "mysql":
-		q = `SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'QUESTIONS'`
-		note = "server-wide Questions counter: anything else on the server counts too"
+		q = `SELECT SUM(VARIABLE_VALUE) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN
+			('COM_SELECT', 'COM_INSERT', 'COM_UPDATE', 'COM_DELETE', 'COM_BEGIN', 'COM_COMMIT', 'COM_ROLLBACK')`
+		note = "server-wide statement counters (select, insert, update, delete, begin, commit, rollback): anything else on the server counts too"
 	default:
 		return 0, "no server counters for " + dialect, nil
 	}

@@ -66,6 +66,7 @@ type Deliverer struct {
 	wake      chan struct{}
 	lastLoop  time.Time
 	lastErr   string
+	nextDue   time.Time // earliest future deliver_at seen by the last NextDelivery
 	stats     Stats
 }
 
@@ -148,13 +149,15 @@ func (x *Deliverer) Run(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
+		woken := true
 		select {
 		case <-ctx.Done():
 			return
 		case <-x.wake:
 		case <-timer.C:
+			woken = false
 		}
-		next := x.readOnce(ctx)
+		next := x.readOnce(ctx, woken)
 		if !timer.Stop() {
 			select {
 			case <-timer.C:
@@ -167,7 +170,8 @@ func (x *Deliverer) Run(ctx context.Context) {
 
 // readOnce claims until the backlog is empty or the in-flight limit is
 // reached, then says how long to sleep.
-func (x *Deliverer) readOnce(ctx context.Context) time.Duration {
+func (x *Deliverer) readOnce(ctx context.Context, woken bool) time.Duration {
+	claimed := 0
 	for ctx.Err() == nil {
 		req, room := x.claimRequest()
 		x.touch("")
@@ -183,14 +187,27 @@ func (x *Deliverer) readOnce(ctx context.Context) time.Duration {
 			return min(x.opts.PollInterval, time.Second)
 		}
 		x.dispatch(ctx, msgs)
+		claimed += len(msgs)
 		if len(msgs) < req.Limit || len(msgs) >= room {
 			break
 		}
 	}
 	wait := x.opts.PollInterval
+	// A quiet poll (no wake-up, nothing claimed) keeps the timer it had:
+	// every enqueue wakes the owner, so a new delayed message comes with a
+	// wake-up that re-reads the next due time; one whose wake-up was lost
+	// is claimed by the first poll after it falls due.
+	if !woken && claimed == 0 && (x.nextDue.IsZero() || time.Now().Before(x.nextDue)) {
+		if !x.nextDue.IsZero() {
+			wait = min(wait, time.Until(x.nextDue))
+		}
+		return wait
+	}
+	x.nextDue = time.Time{}
 	if types := x.Types(); len(types) > 0 && ctx.Err() == nil {
 		if w, ok, err := x.d.NextDelivery(ctx, x.opts.Owner, types); err == nil && ok {
 			wait = min(wait, max(w, time.Millisecond))
+			x.nextDue = time.Now().Add(w)
 		}
 	}
 	return wait

@@ -140,8 +140,8 @@ func (r *Runner) Held() map[string]int64 {
 	return out
 }
 
-// Owner proposes the owner address of shard from the last survey: the ledger
-// owner if known live, else the assignment. "" when unknown.
+// Owner is where to send a wake-up for shard: this runner if it holds it,
+// else the runner the last assignment proposed. "" when unknown.
 func (r *Runner) Owner(shard string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

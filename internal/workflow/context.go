@@ -29,7 +29,6 @@ type Context struct {
 	seq      int
 	cancel   bool
 	log      *slog.Logger
-	wroteAny bool
 	children bool // this replay started or awaited a child
 }
 
@@ -187,7 +186,6 @@ func (c *Context) record(seq int, e store.JournalEntry) {
 	switch {
 	case err == nil:
 		c.journal[seq] = e
-		c.wroteAny = true
 	case errors.Is(err, errs.ErrAlreadyExists):
 		// someone (a timer, a racing signal) recorded it first: take theirs
 		j, jerr := c.w.ws.Journal(context.WithoutCancel(c.ctx), c.exec.ID)

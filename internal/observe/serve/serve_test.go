@@ -144,8 +144,10 @@ func TestMetricsAndLogsOnPostgres(t *testing.T) {
 	has("schedule fired", false)
 	has("workflow started", false)
 	has("workflow runner: shard acquired", false)
+	// in the order they reached the ring (concurrent loggers may stamp
+	// times a hair out of order; voltro logs sorts by time when merging)
 	for i := 1; i < len(recs); i++ {
-		if recs[i].Time.Before(recs[i-1].Time) {
+		if recs[i].Seq <= recs[i-1].Seq {
 			t.Fatalf("records out of order at %d", i)
 		}
 	}

@@ -21,6 +21,10 @@ import (
 // AwaitSignal and ExecuteChild to wait.
 type WorkflowContext = workflow.Context
 
+// StartInfo is what a run was started with (subject, source, trace, parent),
+// from WorkflowContext.StartInfo.
+type StartInfo = workflow.StartInfo
+
 // RetryPolicy says how a step is retried (default 3 attempts, backoff from
 // 100 ms doubling to 5 s).
 type RetryPolicy = workflow.RetryPolicy

@@ -30,6 +30,7 @@ type Context struct {
 	cancel   bool
 	log      *slog.Logger
 	children bool // this replay started or awaited a child
+	start    *StartInfo
 }
 
 // hasChildren reports whether the run has ever had a child: only then does
@@ -290,3 +291,26 @@ func (c *Context) ExecuteChild(name string, input []byte, o ChildOptions) ([]byt
 
 // trace is the W3C traceparent of the current replay's span.
 func (c *Context) trace() string { return observe.Traceparent(c.ctx) }
+
+// StartInfo is what the run was started with: who, from where, under which
+// trace, and by which parent.
+type StartInfo struct {
+	Subject     string // who started it (WithSubject)
+	Source      string // api, cli, schedule, child
+	Trace       string // W3C traceparent at the start
+	ParentID    string // the parent run of a child
+	ParentClose string // the child's parent-close policy
+}
+
+// StartInfo loads the run's start context, on whichever runner executes the
+// run, the first time the code asks for it in a replay.
+func (c *Context) StartInfo() (StartInfo, error) {
+	if c.start == nil {
+		sc, err := c.w.ws.GetStartContext(c.ctx, c.exec.ID)
+		if err != nil {
+			return StartInfo{}, err
+		}
+		c.start = &StartInfo{Subject: sc.Subject, Source: sc.Source, Trace: sc.Trace, ParentID: sc.ParentID, ParentClose: sc.ParentClose}
+	}
+	return *c.start, nil
+}

@@ -30,6 +30,31 @@ func Run(t *testing.T, newApp NewApp) {
 	t.Run("Children", func(t *testing.T) { testChildren(t, newApp) })
 	t.Run("CancelWithChildren", func(t *testing.T) { testCancel(t, newApp) })
 	t.Run("DivergentReplay", func(t *testing.T) { testDivergence(t, newApp) })
+	t.Run("StartContext", func(t *testing.T) { testStartContext(t, newApp) })
+}
+
+func testStartContext(t *testing.T, newApp NewApp) {
+	child := voltro.NewWorkflow("wft.sc.child", func(wc *voltro.WorkflowContext, _ int) (voltro.StartInfo, error) {
+		return wc.StartInfo()
+	})
+	parent := voltro.NewWorkflow("wft.sc.parent", func(wc *voltro.WorkflowContext, _ int) ([]voltro.StartInfo, error) {
+		own, err := wc.StartInfo()
+		if err != nil {
+			return nil, err
+		}
+		ch, err := voltro.ExecuteChild(wc, child, 1, voltro.ParentClose("abandon"))
+		return []voltro.StartInfo{own, ch}, err
+	})
+	app := newApp(t, func(a *voltro.App) { check(t, a.Register(child, parent)) })
+	ctx := ctxT(t)
+	h, err := parent.Start(ctx, app, 0, voltro.WithSubject("user:42"))
+	check(t, err)
+	got, err := h.Result(ctx)
+	check(t, err)
+	if len(got) != 2 || got[0].Subject != "user:42" || got[0].Source != "api" ||
+		got[1].Source != "child" || got[1].ParentID != h.ID || got[1].ParentClose != "abandon" {
+		t.Fatalf("start contexts: %+v", got)
+	}
 }
 
 func ctxT(t *testing.T) context.Context {

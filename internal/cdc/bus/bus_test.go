@@ -47,9 +47,11 @@ func TestSlowSubscriberGetsResync(t *testing.T) {
 	got := make(chan int, 1)
 	go func() {
 		// a reader that keeps up may still overflow a small buffer in this
-		// tight loop; what matters is that it reaches the last change
+		// tight loop (and then gets a resync in place of what it missed);
+		// what matters is that it keeps receiving: it sees the marker
+		// published once the loop is over
 		for d := range fast {
-			if d.Key["id"] == int64(9999) {
+			if d.Key["id"] == int64(-1) {
 				got <- 1
 			}
 		}
@@ -61,6 +63,8 @@ func TestSlowSubscriberGetsResync(t *testing.T) {
 	if el := time.Since(start); el > 2*time.Second {
 		t.Fatalf("publishing 10000 deltas with a stuck subscriber took %v", el)
 	}
+	time.Sleep(100 * time.Millisecond) // let the reader drain its buffer
+	b.Publish(ins("t", -1, "marker"))
 	select {
 	case <-got:
 	case <-time.After(5 * time.Second):
@@ -81,11 +85,24 @@ func TestSlowSubscriberGetsResync(t *testing.T) {
 	if b.Overflows() == 0 {
 		t.Fatal("overflow not counted")
 	}
+	// drain what is queued, then a new change must arrive
+	for drained := false; !drained; {
+		select {
+		case <-slow:
+		case <-time.After(100 * time.Millisecond):
+			drained = true
+		}
+	}
 	b.Publish(ins("t", 99999, "after"))
+	deadline := time.After(5 * time.Second)
 	for {
-		d := <-slow
-		if d.Key["id"] == int64(99999) {
-			break
+		select {
+		case d := <-slow:
+			if d.Key["id"] == int64(99999) {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the slow subscriber, once drained, did not get the next change")
 		}
 	}
 }

@@ -86,25 +86,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case PathPing:
 		w.WriteHeader(http.StatusNoContent)
 	case PathWake:
-		var req WakeRequest
-		if json.Unmarshal(body, &req) != nil {
-			http.Error(w, "bad wake request", http.StatusBadRequest)
+		req, ok := decode[WakeRequest](w, body, "wake request")
+		if !ok {
 			return
 		}
 		s.h.Wake(req.Shards)
 		w.WriteHeader(http.StatusNoContent)
 	case PathReply:
-		var req ReplyPush
-		if json.Unmarshal(body, &req) != nil {
-			http.Error(w, "bad reply push", http.StatusBadRequest)
+		req, ok := decode[ReplyPush](w, body, "reply push")
+		if !ok {
 			return
 		}
 		s.h.Reply(req.RequestID)
 		w.WriteHeader(http.StatusNoContent)
 	case PathVolatile:
-		var req VolatileRequest
-		if json.Unmarshal(body, &req) != nil {
-			http.Error(w, "bad volatile request", http.StatusBadRequest)
+		req, ok := decode[VolatileRequest](w, body, "volatile request")
+		if !ok {
 			return
 		}
 		payload, err := s.h.Volatile(r.Context(), req)
@@ -117,4 +114,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// decode reads a request body, answering 400 when it is not one.
+func decode[T any](w http.ResponseWriter, body []byte, what string) (T, bool) {
+	var req T
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, "bad "+what+": "+err.Error(), http.StatusBadRequest)
+		return req, false
+	}
+	return req, true
 }

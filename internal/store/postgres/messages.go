@@ -249,7 +249,7 @@ const sqlFinish = `WITH u AS (
 		SELECT id, $4, $5 FROM u
 		ON CONFLICT (request_id) DO NOTHING
 	)
-	SELECT CASE WHEN reply_to IS DISTINCT FROM $2 THEN (SELECT 1 FROM pg_notify($8, 'r ' || id)) END FROM u`
+	SELECT CASE WHEN reply_to <> '' AND reply_to <> $2 THEN (SELECT 1 FROM pg_notify($8, 'r ' || id)) END FROM u`
 
 // Complete takes c.Shard as the message's shard: the lock row is checked as
 // an uncorrelated condition on that shard, which PostgreSQL evaluates once

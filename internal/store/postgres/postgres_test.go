@@ -247,7 +247,8 @@ func TestListenWakes(t *testing.T) {
 	w := listen(t, a)
 	pid := listening(t, a.DB())
 
-	res, err := b.Enqueue(ctx, &store.Message{Shard: "default/3", EntityType: "order", EntityID: "o1", Payload: []byte("{}")}, nil)
+	// a request from runner a:1 (a send, with no reply_to, announces no reply)
+	res, err := b.Enqueue(ctx, &store.Message{Shard: "default/3", EntityType: "order", EntityID: "o1", Payload: []byte("{}"), ReplyTo: "a:1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,6 +111,11 @@ func (r *Runner) balance(ctx, poolctx context.Context, poolOK bool, now time.Tim
 		}
 	}
 	r.assign()
+	// A free shard proposed to a peer that never takes it: the peer is gone
+	// though its row still looks fresh. Propose its shards to the others.
+	if r.watchUnclaimed(states, now) {
+		r.assign()
+	}
 	// Someone took a shard we think we hold: it is lost.
 	for s, e := range r.held {
 		if st, ok := states[s]; ok && (st.Owner != r.opts.Address || st.Epoch != e) && !r.releasing[s] {

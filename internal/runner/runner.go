@@ -69,6 +69,8 @@ type Runner struct {
 	live            []store.Runner
 	suspects        map[string]time.Time
 	unacquiredSince map[string]time.Time
+	unclaimed       map[string]unclaimedShard // free shards proposed to a peer (see watchUnclaimed)
+	lastWatch       time.Time                 // last pass of watchUnclaimed
 	lastBeat        time.Time
 	lastList        time.Time
 	lastTick        time.Time
@@ -103,6 +105,7 @@ func New(d store.Driver, cb Callbacks, opts Options) *Runner {
 		releasing:       map[string]bool{},
 		suspects:        map[string]time.Time{},
 		unacquiredSince: map[string]time.Time{},
+		unclaimed:       map[string]unclaimedShard{},
 		pool:            poolHealth{healthy: true, threshold: 3},
 	}
 }

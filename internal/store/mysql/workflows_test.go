@@ -1,7 +1,8 @@
 // Workflow store on the real server: the workflow conformance suite on
 // MariaDB, the mysql dialect, single statements and Galera (with each part
-// of the store on a different node), racing journal writes, the paths
-// around duplicates, and a 3-step workflow benchmark.
+// of the store on a different node), several run writes in one call,
+// racing journal writes, the paths around duplicates, and benchmarks of a
+// 3-step workflow and of group-committed run writes.
 package mysql_test
 
 import (
@@ -66,6 +67,179 @@ func TestWorkflowsGalera(t *testing.T) {
 	})
 }
 
+// WriteRuns with several writes in one call, in the three ways the store
+// sends them: one multi-statement round trip, statement by statement, and
+// on Galera statement by statement with the runs on another node than the
+// locks and the claim (so the claim may not be applied there yet).
+func TestWriteRunsMixed(t *testing.T) {
+	for _, multi := range []bool{true, false} {
+		t.Run(fmt.Sprint("multiStatements=", multi), func(t *testing.T) {
+			url := testdb.MariaDB(t, "mywf_runs")
+			if !multi {
+				url += "?multiStatements=false"
+			}
+			// one pooled connection: it must never be left in a transaction
+			s := freshURL(t, url, mysql.Options{MaxConns: 1, Logger: quiet.Logger})
+			writeRunsMixed(t, s, s)
+			var inTx int
+			if err := s.DB().QueryRowContext(ctxT(t), "SELECT @@in_transaction").Scan(&inTx); err != nil || inTx != 0 {
+				t.Fatalf("after the writes: in_transaction=%d %v", inTx, err)
+			}
+		})
+	}
+}
+
+func TestWriteRunsMixedGalera(t *testing.T) {
+	urls := testdb.Galera(t)
+	writeRunsMixed(t, freshURL(t, urls[0], quiet), open(t, urls[1], quiet))
+}
+
+// writeRunsMixed makes one WriteRuns call through w of a plain entry, a
+// finishing write (last entry, final state and the claimed message that ran
+// it), an entry at a later epoch than the fence's, an entry that exists
+// with an update that must then not happen, the first entry again (the
+// call's own first write makes it exist) and an update of the run whose
+// entry was fenced. Locks and claims go through d.
+func writeRunsMixed(t *testing.T, d store.Driver, w store.WorkflowStore) {
+	ctx := ctxT(t)
+	const shard, owner = "default/1", "me:1"
+	msgOf := map[string]int64{}
+	for _, id := range []string{"a", "b", "c", "d"} {
+		_, _, res, err := w.StartExecution(ctx, execOf(id), store.StartContext{}, startOf(id), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgOf[id] = res.ID
+	}
+	mode, _, err := d.ResolveLockMode(ctx, store.LockAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := d.NewLocker(ctx, mode, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	epoch, ok, err := l.Acquire(ctx, shard, time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	f := store.Fence{Owner: owner, Epoch: epoch}
+	claimed, err := d.Claim(ctx, store.ClaimRequest{Owner: owner, Types: []string{"workflow/order"}, Shards: []string{shard}, Limit: 10, ClaimTTL: time.Minute})
+	if err != nil || len(claimed) != 4 {
+		t.Fatalf("claim the four starts: %+v %v", claimed, err)
+	}
+	for _, m := range claimed {
+		if m.ClaimEpoch != epoch {
+			t.Fatalf("claimed at epoch %d, not %d: %+v", m.ClaimEpoch, epoch, m)
+		}
+	}
+	step := func(id string, result string) *store.JournalEntry {
+		return &store.JournalEntry{ExecutionID: id, Seq: 0, Kind: store.JournalStep, Name: "s", Result: []byte(result), Attempts: 1, Runner: owner, StartedAt: time.Now()}
+	}
+	if err := store.AppendJournal(ctx, w, shard, f, *step("c", `"first"`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.AppendJournal(ctx, w, shard, f, *step("nope", `0`)); !errors.Is(err, errs.ErrNotFound) {
+		t.Fatalf("an entry of an unknown run: %v", err)
+	}
+
+	out, err := w.WriteRuns(ctx, []store.RunWrite{
+		{Shard: shard, Fence: f, Entry: step("a", `1`)},
+		{Shard: shard, Fence: f, Entry: step("b", `2`), Message: msgOf["b"],
+			Update: &store.ExecutionUpdate{ID: "b", Status: store.ExecCompleted, Output: []byte(`"done"`), Runner: owner}},
+		{Shard: shard, Fence: store.Fence{Owner: owner, Epoch: epoch + 1}, Entry: step("d", `4`)},
+		{Shard: shard, Fence: f, Entry: step("c", `"second"`),
+			Update: &store.ExecutionUpdate{ID: "c", Status: store.ExecCompleted, Output: []byte(`3`)}},
+		{Shard: shard, Fence: f, Entry: step("a", `"again"`)},
+		{Shard: shard, Fence: f, Update: &store.ExecutionUpdate{ID: "d", Status: store.ExecSuspended, WaitingOn: "sleep 1s"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []error{nil, nil, errs.ErrFenced, errs.ErrAlreadyExists, errs.ErrAlreadyExists, nil}
+	if len(out) != len(want) {
+		t.Fatalf("%d outcomes for %d writes: %v", len(out), len(want), out)
+	}
+	for i, o := range out {
+		if (want[i] == nil) != (o == nil) || !errors.Is(o, want[i]) {
+			t.Fatalf("write %d: outcome %v, want %v", i, o, want[i])
+		}
+	}
+
+	journal := func(id string) []store.JournalEntry {
+		t.Helper()
+		j, err := w.Journal(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	exec := func(id string) store.Execution {
+		t.Helper()
+		x, err := w.GetExecution(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	if j := journal("a"); len(j) != 1 || string(j[0].Result) != "1" {
+		t.Fatalf("a's journal keeps the call's first entry: %+v", j)
+	}
+	if j := journal("b"); len(j) != 1 || string(j[0].Result) != "2" {
+		t.Fatalf("b's journal: %+v", j)
+	}
+	if x := exec("b"); x.Status != store.ExecCompleted || string(x.Output) != `"done"` || x.Runner != owner || x.FinishedAt.IsZero() {
+		t.Fatalf("b must be completed: %+v", x)
+	}
+	if m, err := d.GetMessage(ctx, msgOf["b"]); err != nil || m.State != store.StateProcessed || m.ProcessedAt.IsZero() || !m.ClaimExpiresAt.IsZero() {
+		t.Fatalf("b's start message must be processed: %+v %v", m, err)
+	}
+	if r, err := d.GetReply(ctx, msgOf["b"]); err != nil || r == nil || r.Payload != nil || r.Error != nil {
+		t.Fatalf("b's start message must have an empty reply: %+v %v", r, err)
+	}
+	if j := journal("c"); len(j) != 1 || string(j[0].Result) != `"first"` {
+		t.Fatalf("c's journal keeps the entry that existed: %+v", j)
+	}
+	if x := exec("c"); x.Status != store.ExecRunning || x.Output != nil || !x.FinishedAt.IsZero() {
+		t.Fatalf("c's update must not happen when its entry existed: %+v", x)
+	}
+	if j := journal("d"); len(j) != 0 {
+		t.Fatalf("a fenced entry must not be written: %+v", j)
+	}
+	if x := exec("d"); x.Status != store.ExecSuspended || x.WaitingOn != "sleep 1s" {
+		t.Fatalf("d must be suspended: %+v", x)
+	}
+	for _, id := range []string{"a", "c", "d"} {
+		if m, err := d.GetMessage(ctx, msgOf[id]); err != nil || m.State != store.StateClaimed {
+			t.Fatalf("%s's start message must stay claimed: %+v %v", id, m, err)
+		}
+		if r, err := d.GetReply(ctx, msgOf[id]); err != nil || r != nil {
+			t.Fatalf("%s's start message has no reply: %+v %v", id, r, err)
+		}
+	}
+
+	// Finishing a run whose message is no longer claimed at the fence: the
+	// run is written, the outcome says fenced.
+	out, err = w.WriteRuns(ctx, []store.RunWrite{
+		{Shard: shard, Fence: f, Entry: &store.JournalEntry{ExecutionID: "a", Seq: 1, Kind: store.JournalStep, Name: "s", Result: []byte(`2`)},
+			Update: &store.ExecutionUpdate{ID: "a", Status: store.ExecFailed, Error: []byte(`"boom"`)}, Message: msgOf["b"]},
+		{Shard: shard, Fence: f, Update: &store.ExecutionUpdate{ID: "b", Status: store.ExecRunning}, Message: msgOf["c"]},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(out[0], errs.ErrFenced) || !errors.Is(out[1], errs.ErrAlreadyExists) {
+		t.Fatalf("outcomes %v, want fenced (message) and already exists (finished run)", out)
+	}
+	if x := exec("a"); x.Status != store.ExecFailed || string(x.Error) != `"boom"` || len(journal("a")) != 2 {
+		t.Fatalf("a must be failed with its second entry: %+v", x)
+	}
+	if m, err := d.GetMessage(ctx, msgOf["c"]); err != nil || m.State != store.StateClaimed {
+		t.Fatalf("c's message is completed only with its update: %+v %v", m, err)
+	}
+}
+
 func TestAppendJournalRace(t *testing.T) {
 	s, _ := fresh(t, "mywf_race", quiet)
 	appendRace(t, []*mysql.Store{s})
@@ -119,7 +293,7 @@ func appendRace(t *testing.T, stores []*mysql.Store) {
 			go func() {
 				defer wg.Done()
 				<-start
-				errc[g] = stores[g%len(stores)].AppendJournal(ctx, shard, f, store.JournalEntry{
+				errc[g] = store.AppendJournal(ctx, stores[g%len(stores)], shard, f, store.JournalEntry{
 					ExecutionID: "wf1", Seq: seq, Kind: store.JournalStep, Name: "step",
 					Result: []byte(fmt.Sprint(g)), Attempts: 1, Runner: owner})
 			}()
@@ -358,10 +532,10 @@ func TestWorkflowDuplicates(t *testing.T) {
 
 			// fenced writes that change nothing
 			f := store.Fence{Owner: "me:1", Epoch: epoch}
-			if err := s.UpdateExecution(ctx, store.ExecutionUpdate{ID: "nope", Shard: "default/1", Fence: f, Status: store.ExecSuspended}); !errors.Is(err, errs.ErrNotFound) {
+			if err := store.UpdateExecution(ctx, s, store.ExecutionUpdate{ID: "nope", Shard: "default/1", Fence: f, Status: store.ExecSuspended}); !errors.Is(err, errs.ErrNotFound) {
 				t.Fatalf("update of an unknown run: %v", err)
 			}
-			if err := s.AppendJournal(ctx, "default/1", store.Fence{Owner: "me:1", Epoch: epoch + 1}, store.JournalEntry{ExecutionID: "b", Kind: store.JournalStep}); !errors.Is(err, errs.ErrFenced) {
+			if err := store.AppendJournal(ctx, s, "default/1", store.Fence{Owner: "me:1", Epoch: epoch + 1}, store.JournalEntry{ExecutionID: "b", Kind: store.JournalStep}); !errors.Is(err, errs.ErrFenced) {
 				t.Fatalf("journal write at a later epoch: %v", err)
 			}
 			idle("the fenced writes")
@@ -426,7 +600,7 @@ func benchWorkflow(b *testing.B, name string, s *mysql.Store, gs int, epochs map
 			}
 			for seq := range 3 {
 				err := timed(&tJournal, func() error {
-					return s.AppendJournal(ctx, sh, f, store.JournalEntry{ExecutionID: id, Seq: seq, Kind: store.JournalStep,
+					return store.AppendJournal(ctx, s, sh, f, store.JournalEntry{ExecutionID: id, Seq: seq, Kind: store.JournalStep,
 						Name: "step", Result: []byte(`{"ok":true}`), Attempts: 1, Runner: f.Owner, StartedAt: time.Now()})
 				})
 				if err != nil {
@@ -434,7 +608,7 @@ func benchWorkflow(b *testing.B, name string, s *mysql.Store, gs int, epochs map
 				}
 			}
 			err = timed(&tUpdate, func() error {
-				return s.UpdateExecution(ctx, store.ExecutionUpdate{ID: id, Shard: sh, Fence: f, Status: store.ExecCompleted, Output: []byte(`3`), Runner: f.Owner})
+				return store.UpdateExecution(ctx, s, store.ExecutionUpdate{ID: id, Shard: sh, Fence: f, Status: store.ExecCompleted, Output: []byte(`3`), Runner: f.Owner})
 			})
 			if err != nil {
 				return err
@@ -451,4 +625,80 @@ func benchWorkflow(b *testing.B, name string, s *mysql.Store, gs int, epochs map
 		b.ReportMetric(per(&tUpdate, 1), "update-µs")
 		b.ReportMetric(per(&tComplete, 1), "complete-µs")
 	})
+}
+
+// BenchmarkWriteRuns is one runner's group commit: a WriteRuns call with a
+// journal entry for each of n runs, with multi statements on (one round
+// trip) and off (one per statement, plus BEGIN and COMMIT); and a run's
+// finishing write (last entry, final state, its claimed start message).
+func BenchmarkWriteRuns(b *testing.B) {
+	ctx := context.Background()
+	_, url := fresh(b, "mybench_runs", quiet)
+	stores := map[bool]*mysql.Store{true: open(b, url, quiet), false: open(b, url+"?multiStatements=false", quiet)}
+	s := stores[true]
+	l, err := s.NewLocker(ctx, store.LockAdvisory, "bench:1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	epoch, ok, err := l.Acquire(ctx, "default/1", time.Minute)
+	if err != nil || !ok {
+		b.Fatalf("acquire: %v %v", ok, err)
+	}
+	f := store.Fence{Owner: "bench:1", Epoch: epoch}
+	const runs = 128
+	for i := range runs {
+		x := store.Execution{ID: fmt.Sprint("r", i), Name: "bench", Shard: "default/1"}
+		if _, _, _, err := s.StartExecution(ctx, x, store.StartContext{}, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	seq, fin := 0, 0
+	for _, multi := range []bool{true, false} {
+		for _, n := range []int{1, 16, runs} {
+			b.Run(fmt.Sprintf("multiStatements=%v/writes=%d", multi, n), func(b *testing.B) {
+				ws := make([]store.RunWrite, n)
+				for range b.N {
+					for i := range ws {
+						ws[i] = store.RunWrite{Shard: "default/1", Fence: f, Entry: &store.JournalEntry{ExecutionID: fmt.Sprint("r", i),
+							Seq: seq, Kind: store.JournalStep, Name: "step", Result: []byte(`{"ok":true}`), Attempts: 1, Runner: f.Owner}}
+					}
+					seq++
+					out, err := stores[multi].WriteRuns(ctx, ws)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, o := range out {
+						if o != nil {
+							b.Fatal(o)
+						}
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/write")
+			})
+		}
+		b.Run(fmt.Sprintf("multiStatements=%v/finish", multi), func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				fin++
+				id := fmt.Sprint("fin-", fin)
+				x := store.Execution{ID: id, Name: "bench", Shard: "default/1"}
+				m := &store.Message{Shard: "default/1", EntityType: "workflow/bench", EntityID: id, Tag: "start"}
+				_, _, res, err := s.StartExecution(ctx, x, store.StartContext{}, m, &store.EnqueueClaim{Owner: f.Owner, Epoch: f.Epoch, ClaimTTL: time.Minute})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				out, err := stores[multi].WriteRuns(ctx, []store.RunWrite{{Shard: "default/1", Fence: f, Message: res.ID,
+					Entry:  &store.JournalEntry{ExecutionID: id, Kind: store.JournalStep, Name: "step", Result: []byte(`{"ok":true}`), Attempts: 1},
+					Update: &store.ExecutionUpdate{ID: id, Status: store.ExecCompleted, Output: []byte(`3`), Runner: f.Owner}}})
+				if err == nil {
+					err = out[0]
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -117,14 +117,9 @@ type WorkflowStore interface {
 	ListExecutions(ctx context.Context, f ExecutionFilter) ([]Execution, error)
 	// Journal returns a run's entries ordered by Seq.
 	Journal(ctx context.Context, id string) ([]JournalEntry, error)
-	// AppendJournal records one finished operation, fenced: only while the
-	// shard's lock row names f.Owner at f.Epoch (errs.ErrFenced otherwise).
-	// An entry already at (id, seq) is kept and errs.ErrAlreadyExists returned.
-	AppendJournal(ctx context.Context, shard string, f Fence, e JournalEntry) error
-	// UpdateExecution sets status (and output, error, waiting-on, runner)
-	// fenced like AppendJournal. A terminal run is never changed again
-	// (errs.ErrAlreadyExists).
-	UpdateExecution(ctx context.Context, u ExecutionUpdate) error
+	// RunWriter writes journal entries and state changes, fenced, in
+	// batches (see AppendJournal and UpdateExecution for one at a time).
+	RunWriter
 	// SendSignal stores the signal if none of that name exists yet and
 	// enqueues wake, in one transaction; stored=false when the name existed
 	// (then nothing is enqueued). errs.ErrNotFound for an unknown run.
@@ -175,12 +170,24 @@ type EventRecord struct {
 	Runner      string
 }
 
+// IntrospectionBatch is what the background writer flushes at once.
+type IntrospectionBatch struct {
+	Runs   []RunRecord
+	Steps  []StepRecord
+	Events []EventRecord
+}
+
+// Len is the number of records in the batch.
+func (b IntrospectionBatch) Len() int { return len(b.Runs) + len(b.Steps) + len(b.Events) }
+
 // WorkflowIntrospection writes and reads the introspection tables. Writes
 // are fire-and-forget: the engine never reads them for correctness.
 type WorkflowIntrospection interface {
-	RecordRun(ctx context.Context, r RunRecord) error   // upsert by execution id
-	RecordStep(ctx context.Context, s StepRecord) error // upsert by (execution, seq, attempt)
-	RecordEvent(ctx context.Context, e EventRecord) error
+	// Record writes a batch in one transaction: runs upserted by execution
+	// id (a zero StartedAt keeps the stored one), steps upserted by
+	// (execution, seq, attempt), events appended (a zero At is now). Later
+	// records of a key in the batch win over earlier ones.
+	Record(ctx context.Context, b IntrospectionBatch) error
 	RunSteps(ctx context.Context, executionID string) ([]StepRecord, error)   // by seq, attempt
 	RunEvents(ctx context.Context, executionID string) ([]EventRecord, error) // by time
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
@@ -119,50 +120,79 @@ func (s *Store) Journal(_ context.Context, id string) ([]store.JournalEntry, err
 	return out, nil
 }
 
-func (s *Store) AppendJournal(_ context.Context, shard string, f store.Fence, e store.JournalEntry) error {
+// WriteRuns applies the writes under the store's lock, each judged on its
+// own as a database transaction would.
+func (s *Store) WriteRuns(_ context.Context, ws []store.RunWrite) ([]error, error) {
+	for _, w := range ws {
+		if err := store.CheckRunWrite(w); err != nil {
+			return nil, err
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.ownsLocked(shard, f.Owner, f.Epoch) {
-		return errs.New(errs.CodeFenced, "journal write for %s: shard %s is not held at epoch %d", e.ExecutionID, shard, f.Epoch)
+	out := make([]error, len(ws))
+	for i, w := range ws {
+		out[i] = s.writeRunLocked(w)
 	}
-	w := s.wf()
-	j := w.journal[e.ExecutionID]
-	if j == nil {
-		j = map[int]store.JournalEntry{}
-		w.journal[e.ExecutionID] = j
-	}
-	if _, ok := j[e.Seq]; ok {
-		return errs.New(errs.CodeAlreadyExists, "journal entry %s#%d exists", e.ExecutionID, e.Seq)
-	}
-	c := e
-	c.Result, c.Error = slices.Clone(e.Result), slices.Clone(e.Error)
-	if c.FinishedAt.IsZero() {
-		c.FinishedAt = s.now()
-	}
-	j[e.Seq] = c
-	return nil
+	return out, nil
 }
 
-func (s *Store) UpdateExecution(_ context.Context, u store.ExecutionUpdate) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.ownsLocked(u.Shard, u.Fence.Owner, u.Fence.Epoch) {
-		return errs.New(errs.CodeFenced, "update of %s: shard %s is not held at epoch %d", u.ID, u.Shard, u.Fence.Epoch)
+func (s *Store) writeRunLocked(rw store.RunWrite) error {
+	id := ""
+	if rw.Entry != nil {
+		id = rw.Entry.ExecutionID
+	} else {
+		id = rw.Update.ID
 	}
-	x := s.wf().execs[u.ID]
+	if !s.ownsLocked(rw.Shard, rw.Fence.Owner, rw.Fence.Epoch) {
+		return errs.New(errs.CodeFenced, "write for %s: shard %s is not held by %s at epoch %d", id, rw.Shard, rw.Fence.Owner, rw.Fence.Epoch)
+	}
+	w := s.wf()
+	x := w.execs[id]
 	if x == nil {
-		return errs.New(errs.CodeNotFound, "no workflow execution %q", u.ID)
-	}
-	if x.Status.Terminal() {
-		return errs.New(errs.CodeAlreadyExists, "workflow execution %q is already %s", u.ID, x.Status)
+		return errs.New(errs.CodeNotFound, "no workflow execution %q", id)
 	}
 	now := s.now()
+	if e := rw.Entry; e != nil {
+		j := w.journal[id]
+		if j == nil {
+			j = map[int]store.JournalEntry{}
+			w.journal[id] = j
+		}
+		if _, ok := j[e.Seq]; ok {
+			return errs.New(errs.CodeAlreadyExists, "journal entry %s#%d exists", id, e.Seq)
+		}
+		c := *e
+		c.Result, c.Error = slices.Clone(e.Result), slices.Clone(e.Error)
+		if c.FinishedAt.IsZero() {
+			c.FinishedAt = now
+		}
+		j[e.Seq] = c
+	}
+	u := rw.Update
+	if u == nil {
+		return nil
+	}
+	if x.Status.Terminal() {
+		return errs.New(errs.CodeAlreadyExists, "workflow execution %q is already %s", id, x.Status)
+	}
 	x.Status, x.WaitingOn, x.UpdatedAt = u.Status, u.WaitingOn, now
 	if u.Runner != "" {
 		x.Runner = u.Runner
 	}
 	if u.Status.Terminal() {
 		x.Output, x.Error, x.FinishedAt = slices.Clone(u.Output), slices.Clone(u.Error), now
+	}
+	if rw.Message == 0 {
+		return nil
+	}
+	m := s.messages[rw.Message]
+	if m == nil || m.Shard != rw.Shard || m.State != store.StateClaimed || m.ClaimedBy != rw.Fence.Owner || m.ClaimEpoch != rw.Fence.Epoch {
+		return errs.New(errs.CodeFenced, "workflow execution %q was written, but message %d is not claimed by %s at epoch %d", id, rw.Message, rw.Fence.Owner, rw.Fence.Epoch)
+	}
+	m.State, m.ProcessedAt, m.ClaimExpiresAt = store.StateProcessed, now, time.Time{}
+	if _, exists := s.replies[m.ID]; !exists {
+		s.replies[m.ID] = &store.Reply{RequestID: m.ID, CreatedAt: now}
 	}
 	return nil
 }
@@ -217,65 +247,4 @@ func (s *Store) RequestCancel(ctx context.Context, id string, wake *store.Messag
 	s.mu.Unlock()
 	_, err := s.Enqueue(ctx, wake, nil)
 	return true, err
-}
-
-func (s *Store) RecordRun(_ context.Context, r store.RunRecord) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	w := s.wf()
-	if old, ok := w.runs[r.ExecutionID]; ok && r.StartedAt.IsZero() {
-		r.StartedAt = old.StartedAt
-	}
-	w.runs[r.ExecutionID] = r
-	return nil
-}
-
-func (s *Store) RecordStep(_ context.Context, r store.StepRecord) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	w := s.wf()
-	steps := w.steps[r.ExecutionID]
-	for i, old := range steps {
-		if old.Seq == r.Seq && old.Attempt == r.Attempt {
-			if r.StartedAt.IsZero() {
-				r.StartedAt = old.StartedAt
-			}
-			steps[i] = r
-			return nil
-		}
-	}
-	w.steps[r.ExecutionID] = append(steps, r)
-	return nil
-}
-
-func (s *Store) RecordEvent(_ context.Context, e store.EventRecord) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	w := s.wf()
-	if e.At.IsZero() {
-		e.At = s.now()
-	}
-	w.events[e.ExecutionID] = append(w.events[e.ExecutionID], e)
-	return nil
-}
-
-func (s *Store) RunSteps(_ context.Context, id string) ([]store.StepRecord, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := slices.Clone(s.wf().steps[id])
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Seq != out[j].Seq {
-			return out[i].Seq < out[j].Seq
-		}
-		return out[i].Attempt < out[j].Attempt
-	})
-	return out, nil
-}
-
-func (s *Store) RunEvents(_ context.Context, id string) ([]store.EventRecord, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := slices.Clone(s.wf().events[id])
-	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
-	return out, nil
 }

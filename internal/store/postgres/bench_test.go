@@ -214,3 +214,30 @@ func BenchmarkRoundTripVsCommit(b *testing.B) {
 		b.ReportMetric(trips/commits, "ratio")
 	}
 }
+
+// BenchmarkJournalWrite is one workflow step's durable write (a fenced
+// journal entry through WriteRuns), beside BenchmarkCommitRate's plain
+// INSERT: the difference is what the fence and the batch cost.
+func BenchmarkJournalWrite(b *testing.B) {
+	s := benchStore(b)
+	ctx := context.Background()
+	lk, err := s.NewLocker(ctx, store.LockAdvisory, "bench:1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = lk.Close() })
+	epoch, _, err := lk.Acquire(ctx, "default/1", time.Minute)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := store.Fence{Owner: "bench:1", Epoch: epoch}
+	id := fmt.Sprintf("wf-bench-%d", time.Now().UnixNano())
+	if _, _, _, err := s.StartExecution(ctx, store.Execution{ID: id, Name: "bench", Shard: "default/1", Input: []byte(`1`)}, store.StartContext{},
+		&store.Message{Shard: "default/1", EntityType: "workflow/bench", EntityID: id, Tag: "start"}, nil); err != nil {
+		b.Fatal(err)
+	}
+	var seq atomic.Int64
+	parallel(b, 1, func(ctx context.Context, _ int) error {
+		return store.AppendJournal(ctx, s, "default/1", f, store.JournalEntry{ExecutionID: id, Seq: int(seq.Add(1)), Kind: store.JournalStep, Name: "s", Result: []byte(`2`), Attempts: 1, Runner: f.Owner, StartedAt: time.Now()})
+	})
+}

@@ -321,84 +321,114 @@ func (s *Store) Journal(ctx context.Context, id string) ([]store.JournalEntry, e
 	return out, nil
 }
 
-// sqlFence is true while the shard's lock row names the owner ($2) at the
-// epoch ($3): the fence of AppendJournal and UpdateExecution.
-const sqlFence = `EXISTS (SELECT 1 FROM voltro_shard_locks WHERE shard = $1 AND owner = $2 AND epoch = $3 AND $2 <> '')`
-
-// sqlAppendJournal writes the entry when fenced and the run exists; an entry
-// already at (id, seq) is kept. It reports all three conditions.
-const sqlAppendJournal = `WITH f AS (
-		SELECT ` + sqlFence + ` AS owned,
-			EXISTS (SELECT 1 FROM voltro_workflow_executions WHERE id = $4) AS found
+// sqlRunWrite is one store.RunWrite in one statement: the fence and the
+// run's status before ($1-$4), the journal entry when $5 ($6-$14), the
+// update when $15 ($16-$21, $21 = terminal: output, error and finished_at
+// are set then) — only if the entry was inserted, when there is one — and
+// the completion of message $22 (0: none) — only if the update happened.
+// A completed workflow message gets an empty reply row, as Complete writes
+// one, and announces nothing: nobody waits on a workflow message's reply.
+const sqlRunWrite = `WITH f AS (
+		SELECT EXISTS (SELECT 1 FROM voltro_shard_locks WHERE shard = $1 AND owner = $2 AND epoch = $3 AND $2 <> '') AS owned,
+			(SELECT status FROM voltro_workflow_executions WHERE id = $4) AS before
 	), ins AS (
 		INSERT INTO voltro_workflow_journal (execution_id, seq, kind, name, result, error, attempts, runner, started_at, finished_at)
-		SELECT $4::text, $5::integer, $6::text, $7::text, $8::bytea, $9::bytea, $10::integer, $11::text, $12::timestamptz,
-			coalesce($13::timestamptz, now())
-		FROM f WHERE f.owned AND f.found
+		SELECT $4::text, $6::integer, $7::text, $8::text, $9::bytea, $10::bytea, $11::integer, $12::text, $13::timestamptz,
+			coalesce($14::timestamptz, now())
+		FROM f WHERE $5::boolean AND f.owned AND f.before IS NOT NULL
 		ON CONFLICT (execution_id, seq) DO NOTHING
 		RETURNING 1
+	), u AS (
+		UPDATE voltro_workflow_executions x SET status = $16, waiting_on = $19, updated_at = now(),
+			runner = CASE WHEN $20::text = '' THEN x.runner ELSE $20::text END,
+			output = CASE WHEN $21::boolean THEN $17::bytea ELSE x.output END,
+			error = CASE WHEN $21::boolean THEN $18::bytea ELSE x.error END,
+			finished_at = CASE WHEN $21::boolean THEN now() ELSE x.finished_at END
+		FROM f
+		WHERE $15::boolean AND f.owned AND x.id = $4 AND x.status NOT IN ('completed', 'failed', 'cancelled')
+			AND (NOT $5::boolean OR EXISTS (SELECT 1 FROM ins))
+		RETURNING 1
+	), m AS (
+		UPDATE voltro_messages m SET state = 'processed', processed_at = now(), claim_expires_at = NULL
+		WHERE m.id = $22::bigint AND m.shard = $1 AND m.state = 'claimed' AND m.claimed_by = $2 AND m.claim_epoch = $3
+			AND EXISTS (SELECT 1 FROM u)
+		RETURNING m.id
+	), r AS (
+		INSERT INTO voltro_replies (request_id) SELECT id FROM m ON CONFLICT (request_id) DO NOTHING
 	)
-	SELECT f.owned, f.found, EXISTS (SELECT 1 FROM ins) FROM f`
+	SELECT f.owned, f.before, EXISTS (SELECT 1 FROM ins), EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM m) FROM f`
 
-func (s *Store) AppendJournal(ctx context.Context, shard string, f store.Fence, e store.JournalEntry) error {
-	var owned, found, inserted bool
-	err := s.pool.QueryRow(ctx, sqlAppendJournal, shard, f.Owner, f.Epoch, e.ExecutionID, e.Seq, string(e.Kind), e.Name,
-		e.Result, e.Error, e.Attempts, e.Runner, nullTime(e.StartedAt), nullTime(e.FinishedAt)).Scan(&owned, &found, &inserted)
-	switch {
-	case err != nil:
-		return wrapErr("append journal", err)
-	case !owned:
-		return errs.New(errs.CodeFenced, "journal write for %s: shard %s is not held by %s at epoch %d", e.ExecutionID, shard, f.Owner, f.Epoch)
-	case !found:
-		return errs.New(errs.CodeNotFound, "no workflow execution %q", e.ExecutionID)
-	case !inserted:
-		return errs.New(errs.CodeAlreadyExists, "journal entry %s#%d exists", e.ExecutionID, e.Seq)
+// WriteRuns sends every write in one batch: one round trip, one implicit
+// transaction, one commit.
+func (s *Store) WriteRuns(ctx context.Context, ws []store.RunWrite) ([]error, error) {
+	b := &pgx.Batch{}
+	for _, w := range ws {
+		if err := store.CheckRunWrite(w); err != nil {
+			return nil, err
+		}
+		id := ""
+		var e store.JournalEntry
+		if w.Entry != nil {
+			e, id = *w.Entry, w.Entry.ExecutionID
+		}
+		var u store.ExecutionUpdate
+		if w.Update != nil {
+			u, id = *w.Update, w.Update.ID
+		}
+		b.Queue(sqlRunWrite, w.Shard, w.Fence.Owner, w.Fence.Epoch, id,
+			w.Entry != nil, e.Seq, string(e.Kind), e.Name, e.Result, e.Error, e.Attempts, e.Runner, nullTime(e.StartedAt), nullTime(e.FinishedAt),
+			w.Update != nil, string(u.Status), u.Output, u.Error, u.WaitingOn, u.Runner, u.Status.Terminal(),
+			w.Message)
 	}
-	return nil
+	if len(ws) == 1 {
+		// one write: a plain round trip, no pipeline
+		var owned, inserted, updated, completed bool
+		var before *string
+		q := b.QueuedQueries[0]
+		if err := s.pool.QueryRow(ctx, q.SQL, q.Arguments...).Scan(&owned, &before, &inserted, &updated, &completed); err != nil {
+			return nil, wrapErr("write runs", err)
+		}
+		return []error{runWriteOutcome(ws[0], owned, before, inserted, updated, completed)}, nil
+	}
+	br := s.pool.SendBatch(ctx, b)
+	out := make([]error, len(ws))
+	for i, w := range ws {
+		var owned, inserted, updated, completed bool
+		var before *string
+		if err := br.QueryRow().Scan(&owned, &before, &inserted, &updated, &completed); err != nil {
+			_ = br.Close()
+			return nil, wrapErr("write runs", err)
+		}
+		out[i] = runWriteOutcome(w, owned, before, inserted, updated, completed)
+	}
+	if err := br.Close(); err != nil {
+		return nil, wrapErr("write runs", err)
+	}
+	return out, nil
 }
 
-// sqlUpdateExecution changes a run that is not finished, when fenced; $10
-// says the new status is terminal (output, error and finished_at are set
-// then). The last column is the status before the statement, NULL when the
-// run does not exist.
-const sqlUpdateExecution = `WITH f AS (
-		SELECT ` + sqlFence + ` AS owned
-	), u AS (
-		UPDATE voltro_workflow_executions x SET status = $5, waiting_on = $8, updated_at = now(),
-			runner = CASE WHEN $9::text = '' THEN x.runner ELSE $9::text END,
-			output = CASE WHEN $10::boolean THEN $6::bytea ELSE x.output END,
-			error = CASE WHEN $10::boolean THEN $7::bytea ELSE x.error END,
-			finished_at = CASE WHEN $10::boolean THEN now() ELSE x.finished_at END
-		FROM f
-		WHERE f.owned AND x.id = $4 AND x.status NOT IN ('completed', 'failed', 'cancelled')
-		RETURNING 1
-	)
-	SELECT f.owned, EXISTS (SELECT 1 FROM u), (SELECT status FROM voltro_workflow_executions WHERE id = $4) FROM f`
-
-func (s *Store) UpdateExecution(ctx context.Context, u store.ExecutionUpdate) error {
-	switch u.Status {
-	case store.ExecRunning, store.ExecSuspended, store.ExecCompleted, store.ExecFailed, store.ExecCancelled:
-	default:
-		return errs.New(errs.CodeInvalidArgument, "update of %s: unknown status %q", u.ID, u.Status)
+// runWriteOutcome names what kept a write from happening, if anything.
+func runWriteOutcome(w store.RunWrite, owned bool, before *string, inserted, updated, completed bool) error {
+	id := ""
+	if w.Entry != nil {
+		id = w.Entry.ExecutionID
+	} else {
+		id = w.Update.ID
 	}
-	var owned, updated bool
-	var before *string
-	err := s.pool.QueryRow(ctx, sqlUpdateExecution, u.Shard, u.Fence.Owner, u.Fence.Epoch, u.ID, string(u.Status),
-		u.Output, u.Error, u.WaitingOn, u.Runner, u.Status.Terminal()).Scan(&owned, &updated, &before)
 	switch {
-	case err != nil:
-		return wrapErr("update execution", err)
 	case !owned:
-		return errs.New(errs.CodeFenced, "update of %s: shard %s is not held by %s at epoch %d", u.ID, u.Shard, u.Fence.Owner, u.Fence.Epoch)
-	case updated:
-		return nil
+		return errs.New(errs.CodeFenced, "write for %s: shard %s is not held by %s at epoch %d", id, w.Shard, w.Fence.Owner, w.Fence.Epoch)
 	case before == nil:
-		return errs.New(errs.CodeNotFound, "no workflow execution %q", u.ID)
-	case store.ExecStatus(*before).Terminal():
-		return errs.New(errs.CodeAlreadyExists, "workflow execution %q is already %s", u.ID, *before)
+		return errs.New(errs.CodeNotFound, "no workflow execution %q", id)
+	case w.Entry != nil && !inserted:
+		return errs.New(errs.CodeAlreadyExists, "journal entry %s#%d exists", id, w.Entry.Seq)
+	case w.Update != nil && !updated:
+		// terminal before, or finished by a concurrent update our snapshot did not show
+		return errs.New(errs.CodeAlreadyExists, "workflow execution %q is already %s", id, *before)
+	case w.Message != 0 && !completed:
+		return errs.New(errs.CodeFenced, "workflow execution %q was written, but message %d is not claimed by %s at epoch %d", id, w.Message, w.Fence.Owner, w.Fence.Epoch)
 	}
-	// Finished by a concurrent update our snapshot did not show.
-	return errs.New(errs.CodeAlreadyExists, "workflow execution %q is already finished", u.ID)
+	return nil
 }
 
 // sqlSendSignal stores the signal if the run exists and has none of that

@@ -78,7 +78,7 @@ func TestJournalAppendRace(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				err := s.AppendJournal(ctx, "default/1", f, store.JournalEntry{
+				err := store.AppendJournal(ctx, s, "default/1", f, store.JournalEntry{
 					ExecutionID: "wf1", Seq: seq, Kind: store.JournalStep, Name: "step",
 					Result: []byte(fmt.Sprintf(`"writer %d"`, w)), Attempts: 1, Runner: f.Owner,
 				})
@@ -226,26 +226,26 @@ func TestWorkflowFenceMoves(t *testing.T) {
 	s := open(t, url)
 	old := ownShard(t, s, "a:1", "default/1")
 	mustStart(t, s, "wf1")
-	if err := s.AppendJournal(ctx, "default/1", old, store.JournalEntry{ExecutionID: "wf1", Seq: 0, Kind: store.JournalStep}); err != nil {
+	if err := store.AppendJournal(ctx, s, "default/1", old, store.JournalEntry{ExecutionID: "wf1", Seq: 0, Kind: store.JournalStep}); err != nil {
 		t.Fatal(err)
 	}
 	adminExec(t, url, `UPDATE voltro_shard_locks SET owner = 'b:1', epoch = epoch + 1 WHERE shard = 'default/1'`)
-	if err := s.AppendJournal(ctx, "default/1", old, store.JournalEntry{ExecutionID: "wf1", Seq: 1, Kind: store.JournalStep}); !errors.Is(err, errs.ErrFenced) {
+	if err := store.AppendJournal(ctx, s, "default/1", old, store.JournalEntry{ExecutionID: "wf1", Seq: 1, Kind: store.JournalStep}); !errors.Is(err, errs.ErrFenced) {
 		t.Fatalf("journal write after the shard moved: %v", err)
 	}
 	u := store.ExecutionUpdate{ID: "wf1", Shard: "default/1", Fence: old, Status: store.ExecCompleted}
-	if err := s.UpdateExecution(ctx, u); !errors.Is(err, errs.ErrFenced) {
+	if err := store.UpdateExecution(ctx, s, u); !errors.Is(err, errs.ErrFenced) {
 		t.Fatalf("update after the shard moved: %v", err)
 	}
 	now := store.Fence{Owner: "b:1", Epoch: old.Epoch + 1}
-	if err := s.AppendJournal(ctx, "default/1", now, store.JournalEntry{ExecutionID: "nope", Seq: 0, Kind: store.JournalStep}); !errors.Is(err, errs.ErrNotFound) {
+	if err := store.AppendJournal(ctx, s, "default/1", now, store.JournalEntry{ExecutionID: "nope", Seq: 0, Kind: store.JournalStep}); !errors.Is(err, errs.ErrNotFound) {
 		t.Fatalf("journal write for an unknown run: %v", err)
 	}
 	u.ID, u.Fence = "nope", now
-	if err := s.UpdateExecution(ctx, u); !errors.Is(err, errs.ErrNotFound) {
+	if err := store.UpdateExecution(ctx, s, u); !errors.Is(err, errs.ErrNotFound) {
 		t.Fatalf("update of an unknown run: %v", err)
 	}
-	if err := s.AppendJournal(ctx, "default/1", store.Fence{Epoch: old.Epoch + 1}, store.JournalEntry{ExecutionID: "wf1", Seq: 1}); !errors.Is(err, errs.ErrFenced) {
+	if err := store.AppendJournal(ctx, s, "default/1", store.Fence{Epoch: old.Epoch + 1}, store.JournalEntry{ExecutionID: "wf1", Seq: 1}); !errors.Is(err, errs.ErrFenced) {
 		t.Fatalf("journal write with no owner: %v", err)
 	}
 }
@@ -302,12 +302,12 @@ func BenchmarkWorkflow(b *testing.B) {
 			return err
 		}
 		for step := 0; step < 3; step++ {
-			if err := s.AppendJournal(ctx, shard, f, store.JournalEntry{ExecutionID: id, Seq: step, Kind: store.JournalStep,
+			if err := store.AppendJournal(ctx, s, shard, f, store.JournalEntry{ExecutionID: id, Seq: step, Kind: store.JournalStep,
 				Name: fmt.Sprint("step", step), Result: []byte(`{"ok":true}`), Attempts: 1, Runner: f.Owner, StartedAt: time.Now()}); err != nil {
 				return err
 			}
 		}
-		if err := s.UpdateExecution(ctx, store.ExecutionUpdate{ID: id, Shard: shard, Fence: f, Status: store.ExecCompleted,
+		if err := store.UpdateExecution(ctx, s, store.ExecutionUpdate{ID: id, Shard: shard, Fence: f, Status: store.ExecCompleted,
 			Output: []byte(`{"ok":true}`), Runner: f.Owner}); err != nil {
 			return err
 		}
@@ -436,7 +436,7 @@ func TestWorkflowWritesAfterWaiting(t *testing.T) {
 
 	// An update racing a concurrent finish is refused as already finished.
 	err = afterBlocking(t, url, `UPDATE voltro_workflow_executions SET status = 'completed' WHERE id = 'wf2'`, func() error {
-		return s.UpdateExecution(ctx, store.ExecutionUpdate{ID: "wf2", Shard: "default/1", Fence: f, Status: store.ExecFailed})
+		return store.UpdateExecution(ctx, s, store.ExecutionUpdate{ID: "wf2", Shard: "default/1", Fence: f, Status: store.ExecFailed})
 	})
 	if !errors.Is(err, errs.ErrAlreadyExists) {
 		t.Fatalf("update behind a concurrent finish: %v", err)

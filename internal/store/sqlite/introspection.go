@@ -1,13 +1,15 @@
 // Workflow introspection (store.WorkflowIntrospection): the _voltro_workflow_*
 // tables with quoted camelCase columns, for humans and dashboards. The
-// engine writes them in the background and never reads them for
-// correctness; writes go through the write connection like every store write.
+// engine writes them in the background, a batch per transaction, and never
+// reads them for correctness; writes go through the write connection like
+// every store write.
 
 package sqlite
 
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"github.com/voltro/voltro/internal/store"
 )
@@ -39,35 +41,76 @@ const recordEventSQL = `INSERT INTO "_voltro_workflow_run_events"
 		("executionId", "at", "kind", "detail", "replicaId", "runner")
 	VALUES (?, ?, ?, ?, ?, ?)`
 
-func (s *Store) RecordRun(ctx context.Context, r store.RunRecord) error {
-	updated := micros(r.UpdatedAt)
-	if updated == 0 {
-		updated = now()
+// Record writes the batch in one transaction on the write connection, one
+// prepared upsert or insert per record in batch order, so a later record of
+// a key updates the row an earlier one wrote.
+func (s *Store) Record(ctx context.Context, b store.IntrospectionBatch) error {
+	if b.Len() == 0 {
+		return nil
 	}
-	_, err := s.execW(ctx, recordRunSQL,
-		sql.Named("id", r.ExecutionID), sql.Named("name", r.Name), sql.Named("status", string(r.Status)),
-		sql.Named("replica", r.ReplicaID), sql.Named("runner", r.Runner), sql.Named("parent", r.ParentID),
-		sql.Named("error", r.Error), sql.Named("started", micros(r.StartedAt)), sql.Named("updated", updated),
-		sql.Named("finished", micros(r.FinishedAt)))
-	return s.wrap(err, "record workflow run "+r.ExecutionID)
-}
-
-func (s *Store) RecordStep(ctx context.Context, r store.StepRecord) error {
-	_, err := s.execW(ctx, recordStepSQL,
-		sql.Named("id", r.ExecutionID), sql.Named("seq", r.Seq), sql.Named("attempt", r.Attempt), sql.Named("name", r.Name),
-		sql.Named("kind", string(r.Kind)), sql.Named("status", r.Status), sql.Named("runner", r.Runner),
-		sql.Named("replica", r.ReplicaID), sql.Named("error", r.Error), sql.Named("started", micros(r.StartedAt)),
-		sql.Named("finished", micros(r.FinishedAt)), sql.Named("trace", r.Trace))
-	return s.wrap(err, "record workflow step "+r.ExecutionID)
-}
-
-func (s *Store) RecordEvent(ctx context.Context, e store.EventRecord) error {
-	at := micros(e.At)
-	if at == 0 {
-		at = now()
+	var queries []string
+	if len(b.Runs) > 0 {
+		queries = append(queries, recordRunSQL)
 	}
-	_, err := s.execW(ctx, recordEventSQL, e.ExecutionID, at, e.Kind, e.Detail, e.ReplicaID, e.Runner)
-	return s.wrap(err, "record workflow event "+e.ExecutionID)
+	if len(b.Steps) > 0 {
+		queries = append(queries, recordStepSQL)
+	}
+	if len(b.Events) > 0 {
+		queries = append(queries, recordEventSQL)
+	}
+	return s.inTx(ctx, "record workflow introspection", queries, func(tx *sql.Tx) (bool, error) {
+		t := now()
+		if len(b.Runs) > 0 {
+			st, err := s.stmt(ctx, tx, recordRunSQL)
+			if err != nil {
+				return false, err
+			}
+			for _, r := range b.Runs {
+				updated := micros(r.UpdatedAt)
+				if updated == 0 {
+					updated = t
+				}
+				if _, err := st.ExecContext(ctx,
+					sql.Named("id", r.ExecutionID), sql.Named("name", r.Name), sql.Named("status", string(r.Status)),
+					sql.Named("replica", r.ReplicaID), sql.Named("runner", r.Runner), sql.Named("parent", r.ParentID),
+					sql.Named("error", r.Error), sql.Named("started", micros(r.StartedAt)), sql.Named("updated", updated),
+					sql.Named("finished", micros(r.FinishedAt))); err != nil {
+					return false, fmt.Errorf("run %s: %w", r.ExecutionID, err)
+				}
+			}
+		}
+		if len(b.Steps) > 0 {
+			st, err := s.stmt(ctx, tx, recordStepSQL)
+			if err != nil {
+				return false, err
+			}
+			for _, r := range b.Steps {
+				if _, err := st.ExecContext(ctx,
+					sql.Named("id", r.ExecutionID), sql.Named("seq", r.Seq), sql.Named("attempt", r.Attempt), sql.Named("name", r.Name),
+					sql.Named("kind", string(r.Kind)), sql.Named("status", r.Status), sql.Named("runner", r.Runner),
+					sql.Named("replica", r.ReplicaID), sql.Named("error", r.Error), sql.Named("started", micros(r.StartedAt)),
+					sql.Named("finished", micros(r.FinishedAt)), sql.Named("trace", r.Trace)); err != nil {
+					return false, fmt.Errorf("step %s#%d attempt %d: %w", r.ExecutionID, r.Seq, r.Attempt, err)
+				}
+			}
+		}
+		if len(b.Events) > 0 {
+			st, err := s.stmt(ctx, tx, recordEventSQL)
+			if err != nil {
+				return false, err
+			}
+			for _, e := range b.Events {
+				at := micros(e.At)
+				if at == 0 {
+					at = t
+				}
+				if _, err := st.ExecContext(ctx, e.ExecutionID, at, e.Kind, e.Detail, e.ReplicaID, e.Runner); err != nil {
+					return false, fmt.Errorf("event %s: %w", e.ExecutionID, err)
+				}
+			}
+		}
+		return true, nil
+	})
 }
 
 func (s *Store) RunSteps(ctx context.Context, executionID string) ([]store.StepRecord, error) {

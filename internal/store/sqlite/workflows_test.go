@@ -61,7 +61,7 @@ func TestAppendJournalRace(t *testing.T) {
 			defer wg.Done()
 			ready.Done()
 			<-gate
-			errc <- handles[i%len(handles)].AppendJournal(ctx, "default/1", f, store.JournalEntry{ExecutionID: "wf1", Seq: 3, Kind: store.JournalStep,
+			errc <- store.AppendJournal(ctx, handles[i%len(handles)], "default/1", f, store.JournalEntry{ExecutionID: "wf1", Seq: 3, Kind: store.JournalStep,
 				Name: "charge", Result: []byte(fmt.Sprint(i)), Attempts: 1, Runner: "me:1", StartedAt: time.Now()})
 		}()
 	}
@@ -93,11 +93,11 @@ func TestAppendJournalRace(t *testing.T) {
 	if _, ok, err := l.Acquire(ctx, "default/1", time.Minute); err != nil || !ok {
 		t.Fatalf("re-acquire: ok=%v err=%v", ok, err)
 	}
-	err = s.AppendJournal(ctx, "default/1", f, store.JournalEntry{ExecutionID: "wf1", Seq: 3, Kind: store.JournalStep})
+	err = store.AppendJournal(ctx, s, "default/1", f, store.JournalEntry{ExecutionID: "wf1", Seq: 3, Kind: store.JournalStep})
 	if !errors.Is(err, errs.ErrFenced) {
 		t.Fatalf("stale epoch on an existing entry: want fenced, got %v", err)
 	}
-	err = s.UpdateExecution(ctx, store.ExecutionUpdate{ID: "nope", Shard: "default/1", Fence: store.Fence{Owner: "me:1", Epoch: epoch + 1}, Status: store.ExecCompleted})
+	err = store.UpdateExecution(ctx, s, store.ExecutionUpdate{ID: "nope", Shard: "default/1", Fence: store.Fence{Owner: "me:1", Epoch: epoch + 1}, Status: store.ExecCompleted})
 	if !errors.Is(err, errs.ErrNotFound) {
 		t.Fatalf("update of an unknown run: %v", err)
 	}

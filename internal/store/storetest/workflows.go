@@ -6,6 +6,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ func RunWorkflows(t *testing.T, factory Factory) {
 	}
 	t.Run("StartIdempotent", func(t *testing.T) { d, w, _ := get(t); testStartExecution(t, d, w) })
 	t.Run("JournalFenced", func(t *testing.T) { d, w, _ := get(t); testJournal(t, d, w) })
+	t.Run("WriteRuns", func(t *testing.T) { d, w, _ := get(t); testWriteRuns(t, d, w) })
 	t.Run("UpdateAndList", func(t *testing.T) { d, w, _ := get(t); testUpdateExecution(t, d, w) })
 	t.Run("Signals", func(t *testing.T) { d, w, _ := get(t); testSignals(t, d, w) })
 	t.Run("Cancel", func(t *testing.T) { d, w, _ := get(t); testCancel(t, d, w) })
@@ -88,20 +90,20 @@ func testJournal(t *testing.T, d store.Driver, w store.WorkflowStore) {
 	entry := func(seq int, name string) store.JournalEntry {
 		return store.JournalEntry{ExecutionID: "wf1", Seq: seq, Kind: store.JournalStep, Name: name, Result: []byte(fmt.Sprintf(`%d`, seq)), Attempts: 2, Runner: "me:1", StartedAt: time.Now()}
 	}
-	if err := w.AppendJournal(ctx, "default/1", store.Fence{Owner: "me:1", Epoch: 1}, entry(0, "a")); !errors.Is(err, errs.ErrFenced) {
+	if err := store.AppendJournal(ctx, w, "default/1", store.Fence{Owner: "me:1", Epoch: 1}, entry(0, "a")); !errors.Is(err, errs.ErrFenced) {
 		t.Fatalf("journal write without the shard: %v", err)
 	}
 	_, e := own(t, d, "me:1", "default/1")
 	f := store.Fence{Owner: "me:1", Epoch: e}
-	check(t, w.AppendJournal(ctx, "default/1", f, entry(1, "b")))
-	check(t, w.AppendJournal(ctx, "default/1", f, entry(0, "a")))
+	check(t, store.AppendJournal(ctx, w, "default/1", f, entry(1, "b")))
+	check(t, store.AppendJournal(ctx, w, "default/1", f, entry(0, "a")))
 	bad := entry(1, "b")
 	bad.Result = []byte(`"second"`)
-	if err := w.AppendJournal(ctx, "default/1", f, bad); !errors.Is(err, errs.ErrAlreadyExists) {
+	if err := store.AppendJournal(ctx, w, "default/1", f, bad); !errors.Is(err, errs.ErrAlreadyExists) {
 		t.Fatalf("a journal entry is written once: %v", err)
 	}
 	failed := store.JournalEntry{ExecutionID: "wf1", Seq: 2, Kind: store.JournalSignal, Name: "approve", Error: errs.Encode(errs.New(errs.CodeDeadline, "timed out"))}
-	check(t, w.AppendJournal(ctx, "default/1", f, failed))
+	check(t, store.AppendJournal(ctx, w, "default/1", f, failed))
 	j := must(w.Journal(ctx, "wf1"))(t)
 	if len(j) != 3 || j[0].Name != "a" || j[1].Name != "b" || string(j[1].Result) != "1" || j[1].Attempts != 2 || j[1].Runner != "me:1" || j[2].Kind != store.JournalSignal {
 		t.Fatalf("journal: %+v", j)
@@ -119,27 +121,27 @@ func testUpdateExecution(t *testing.T, d store.Driver, w store.WorkflowStore) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	u := store.ExecutionUpdate{ID: "wf0", Shard: "default/1", Fence: store.Fence{Owner: "me:1", Epoch: 7}, Status: store.ExecSuspended, WaitingOn: "sleep 1"}
-	if err := w.UpdateExecution(ctx, u); !errors.Is(err, errs.ErrFenced) {
+	if err := store.UpdateExecution(ctx, w, u); !errors.Is(err, errs.ErrFenced) {
 		t.Fatalf("update without the shard: %v", err)
 	}
 	_, e := own(t, d, "me:1", "default/1")
 	u.Fence.Epoch = e
 	u.Runner = "me:1"
-	check(t, w.UpdateExecution(ctx, u))
+	check(t, store.UpdateExecution(ctx, w, u))
 	x := must(w.GetExecution(ctx, "wf0"))(t)
 	if x.Status != store.ExecSuspended || x.WaitingOn != "sleep 1" || x.Runner != "me:1" {
 		t.Fatalf("suspended: %+v", x)
 	}
-	check(t, w.UpdateExecution(ctx, store.ExecutionUpdate{ID: "wf0", Shard: "default/1", Fence: u.Fence, Status: store.ExecCompleted, Output: []byte(`{"ok":true}`)}))
+	check(t, store.UpdateExecution(ctx, w, store.ExecutionUpdate{ID: "wf0", Shard: "default/1", Fence: u.Fence, Status: store.ExecCompleted, Output: []byte(`{"ok":true}`)}))
 	x = must(w.GetExecution(ctx, "wf0"))(t)
 	if x.Status != store.ExecCompleted || string(x.Output) != `{"ok":true}` || x.FinishedAt.IsZero() || x.WaitingOn != "" {
 		t.Fatalf("completed: %+v", x)
 	}
-	if err := w.UpdateExecution(ctx, store.ExecutionUpdate{ID: "wf0", Shard: "default/1", Fence: u.Fence, Status: store.ExecFailed}); !errors.Is(err, errs.ErrAlreadyExists) {
+	if err := store.UpdateExecution(ctx, w, store.ExecutionUpdate{ID: "wf0", Shard: "default/1", Fence: u.Fence, Status: store.ExecFailed}); !errors.Is(err, errs.ErrAlreadyExists) {
 		t.Fatalf("a terminal run never changes: %v", err)
 	}
 	failErr := errs.Encode(errs.New(errs.CodeHandler, "boom"))
-	check(t, w.UpdateExecution(ctx, store.ExecutionUpdate{ID: "wf1", Shard: "default/1", Fence: u.Fence, Status: store.ExecFailed, Error: failErr}))
+	check(t, store.UpdateExecution(ctx, w, store.ExecutionUpdate{ID: "wf1", Shard: "default/1", Fence: u.Fence, Status: store.ExecFailed, Error: failErr}))
 	all := must(w.ListExecutions(ctx, store.ExecutionFilter{}))(t)
 	if len(all) != 3 || all[0].ID != "wf2" || all[2].ID != "wf0" {
 		t.Fatalf("list newest first: %+v", all)
@@ -214,7 +216,7 @@ func testCancel(t *testing.T, d store.Driver, w store.WorkflowStore) {
 		t.Fatal("cancel must be recorded")
 	}
 	_, e := own(t, d, "me:1", "default/1")
-	check(t, w.UpdateExecution(ctx, store.ExecutionUpdate{ID: "wf1", Shard: "default/1", Fence: store.Fence{Owner: "me:1", Epoch: e}, Status: store.ExecCancelled}))
+	check(t, store.UpdateExecution(ctx, w, store.ExecutionUpdate{ID: "wf1", Shard: "default/1", Fence: store.Fence{Owner: "me:1", Epoch: e}, Status: store.ExecCancelled}))
 	ok, err = w.RequestCancel(ctx, "wf1", wake)
 	check(t, err)
 	if ok {
@@ -228,20 +230,105 @@ func testCancel(t *testing.T, d store.Driver, w store.WorkflowStore) {
 func testIntrospection(t *testing.T, in store.WorkflowIntrospection) {
 	ctx := ctxT(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	check(t, in.RecordRun(ctx, store.RunRecord{ExecutionID: "wf1", Name: "order", Status: store.ExecRunning, ReplicaID: "pod-a", Runner: "a:1", StartedAt: now, UpdatedAt: now}))
-	check(t, in.RecordRun(ctx, store.RunRecord{ExecutionID: "wf1", Name: "order", Status: store.ExecCompleted, ReplicaID: "pod-b", Runner: "b:1", UpdatedAt: now, FinishedAt: now}))
-	check(t, in.RecordStep(ctx, store.StepRecord{ExecutionID: "wf1", Seq: 1, Name: "b", Kind: store.JournalStep, Attempt: 1, Status: "running", Runner: "a:1", ReplicaID: "pod-a", StartedAt: now}))
-	check(t, in.RecordStep(ctx, store.StepRecord{ExecutionID: "wf1", Seq: 1, Name: "b", Kind: store.JournalStep, Attempt: 1, Status: "failed", Runner: "a:1", ReplicaID: "pod-a", Error: "x", FinishedAt: now}))
-	check(t, in.RecordStep(ctx, store.StepRecord{ExecutionID: "wf1", Seq: 1, Name: "b", Kind: store.JournalStep, Attempt: 2, Status: "completed", Runner: "b:1", ReplicaID: "pod-b", StartedAt: now, FinishedAt: now}))
-	check(t, in.RecordStep(ctx, store.StepRecord{ExecutionID: "wf1", Seq: 0, Name: "a", Kind: store.JournalStep, Attempt: 1, Status: "completed", Runner: "a:1", StartedAt: now, FinishedAt: now}))
+	later := now.Add(time.Second)
+	check(t, in.Record(ctx, store.IntrospectionBatch{}))
+	check(t, in.Record(ctx, store.IntrospectionBatch{
+		Runs: []store.RunRecord{{ExecutionID: "wf1", Name: "order", Status: store.ExecRunning, ReplicaID: "pod-a", Runner: "a:1", StartedAt: now, UpdatedAt: now}},
+		Steps: []store.StepRecord{
+			{ExecutionID: "wf1", Seq: 1, Name: "b", Kind: store.JournalStep, Attempt: 1, Status: "running", Runner: "a:1", ReplicaID: "pod-a", StartedAt: now},
+			{ExecutionID: "wf1", Seq: 0, Name: "a", Kind: store.JournalStep, Attempt: 1, Status: "completed", Runner: "a:1", StartedAt: now, FinishedAt: now},
+		},
+		Events: []store.EventRecord{{ExecutionID: "wf1", At: now, Kind: "started", ReplicaID: "pod-a"}},
+	}))
+	// a later batch: records without a start keep the stored one
+	check(t, in.Record(ctx, store.IntrospectionBatch{
+		Runs: []store.RunRecord{{ExecutionID: "wf1", Name: "order", Status: store.ExecCompleted, ReplicaID: "pod-b", Runner: "b:1", UpdatedAt: later, FinishedAt: later}},
+		Steps: []store.StepRecord{
+			{ExecutionID: "wf1", Seq: 1, Name: "b", Kind: store.JournalStep, Attempt: 1, Status: "failed", Runner: "a:1", ReplicaID: "pod-a", Error: "x", FinishedAt: now},
+			{ExecutionID: "wf1", Seq: 1, Name: "b", Kind: store.JournalStep, Attempt: 2, Status: "completed", Runner: "b:1", ReplicaID: "pod-b", StartedAt: now, FinishedAt: now},
+		},
+		Events: []store.EventRecord{{ExecutionID: "wf1", At: later, Kind: "completed", Detail: "ok", ReplicaID: "pod-b"}},
+	}))
 	steps := must(in.RunSteps(ctx, "wf1"))(t)
 	if len(steps) != 3 || steps[0].Name != "a" || steps[1].Attempt != 1 || steps[1].Status != "failed" || steps[1].StartedAt.IsZero() || steps[2].Runner != "b:1" {
 		t.Fatalf("steps: %+v", steps)
 	}
-	check(t, in.RecordEvent(ctx, store.EventRecord{ExecutionID: "wf1", At: now, Kind: "started", ReplicaID: "pod-a"}))
-	check(t, in.RecordEvent(ctx, store.EventRecord{ExecutionID: "wf1", At: now.Add(time.Second), Kind: "completed", Detail: "ok", ReplicaID: "pod-b"}))
 	ev := must(in.RunEvents(ctx, "wf1"))(t)
 	if len(ev) != 2 || ev[0].Kind != "started" || ev[1].Detail != "ok" {
 		t.Fatalf("events: %+v", ev)
+	}
+	checkRun(t, in, "wf1", store.ExecCompleted, true)
+
+	// One key twice in one batch: the later record wins, and one without a
+	// start keeps the earlier record's. Events are all appended, a zero
+	// time being now.
+	check(t, in.Record(ctx, store.IntrospectionBatch{
+		Runs: []store.RunRecord{
+			{ExecutionID: "wf2", Name: "order", Status: store.ExecRunning, Runner: "a:1", StartedAt: now, UpdatedAt: now},
+			{ExecutionID: "wf3", Name: "order", Status: store.ExecRunning, Runner: "a:1", StartedAt: now, UpdatedAt: now},
+			{ExecutionID: "wf2", Name: "order", Status: store.ExecCompleted, Runner: "a:1", UpdatedAt: later, FinishedAt: later},
+		},
+		Steps: []store.StepRecord{
+			{ExecutionID: "wf2", Seq: 0, Name: "s", Kind: store.JournalStep, Attempt: 1, Status: "running", Runner: "a:1", StartedAt: now},
+			{ExecutionID: "wf2", Seq: 0, Name: "s", Kind: store.JournalStep, Attempt: 1, Status: "completed", Runner: "a:1", Trace: "t1", FinishedAt: later},
+		},
+		Events: []store.EventRecord{
+			{ExecutionID: "wf2", At: now, Kind: "started"},
+			{ExecutionID: "wf2", Kind: "completed"},
+		},
+	}))
+	steps = must(in.RunSteps(ctx, "wf2"))(t)
+	if len(steps) != 1 || steps[0].Status != "completed" || steps[0].Trace != "t1" || !steps[0].StartedAt.Equal(now) || !steps[0].FinishedAt.Equal(later) {
+		t.Fatalf("a step recorded twice in a batch: %+v", steps)
+	}
+	ev = must(in.RunEvents(ctx, "wf2"))(t)
+	if len(ev) != 2 || ev[0].Kind != "started" || ev[1].Kind != "completed" || ev[1].At.IsZero() {
+		t.Fatalf("events of one batch: %+v", ev)
+	}
+	checkRun(t, in, "wf2", store.ExecCompleted, true)
+	checkRun(t, in, "wf3", store.ExecRunning, true)
+
+	// A large batch (drivers cut it into several statements): every
+	// record lands.
+	var big store.IntrospectionBatch
+	detail := strings.Repeat("d", 1000)
+	for i := range 1200 {
+		big.Steps = append(big.Steps, store.StepRecord{ExecutionID: "wf4", Seq: i, Name: "s", Kind: store.JournalStep, Attempt: 1, Status: "completed", StartedAt: now})
+		big.Events = append(big.Events, store.EventRecord{ExecutionID: "wf4", At: now.Add(time.Duration(i) * time.Millisecond), Kind: "step", Detail: detail})
+	}
+	big.Runs = append(big.Runs, store.RunRecord{ExecutionID: "wf4", Name: "order", Status: store.ExecCompleted, StartedAt: now, UpdatedAt: later, FinishedAt: later})
+	check(t, in.Record(ctx, big))
+	steps = must(in.RunSteps(ctx, "wf4"))(t)
+	ev = must(in.RunEvents(ctx, "wf4"))(t)
+	if len(steps) != 1200 || steps[1199].Seq != 1199 || len(ev) != 1200 || ev[1199].Detail != detail {
+		t.Fatalf("a large batch: %d steps, %d events", len(steps), len(ev))
+	}
+	checkRun(t, in, "wf4", store.ExecCompleted, true)
+}
+
+// checkRun reads a run's introspection row, where the store has SQL (the
+// interface has no reader for runs), and checks its status and whether it
+// has a start time.
+func checkRun(t *testing.T, in store.WorkflowIntrospection, id string, status store.ExecStatus, started bool) {
+	t.Helper()
+	sq, ok := in.(store.SQLDB)
+	d, _ := in.(store.Driver)
+	if !ok || d == nil {
+		return
+	}
+	q := `SELECT status, "startedAt" IS NOT NULL AND "startedAt" <> 0 FROM _voltro_workflow_runs WHERE "executionId" = ?`
+	switch d.Dialect() {
+	case store.Postgres:
+		q = `SELECT status, "startedAt" IS NOT NULL FROM _voltro_workflow_runs WHERE "executionId" = $1`
+	case store.MariaDB, store.MySQL:
+		q = "SELECT `status`, `startedAt` IS NOT NULL FROM `_voltro_workflow_runs` WHERE `executionId` = ?"
+	}
+	var got string
+	var hasStart bool
+	if err := sq.DB().QueryRowContext(ctxT(t), q, id).Scan(&got, &hasStart); err != nil {
+		t.Fatalf("read run %s: %v", id, err)
+	}
+	if got != string(status) || hasStart != started {
+		t.Fatalf("run %s: status %s, has a start %v; want %s, %v", id, got, hasStart, status, started)
 	}
 }

@@ -163,7 +163,16 @@ func (x *Deliverer) process(it item) {
 			x.deadLetter(ctx, it, fence, errs.New(errs.CodeDeadLettered, "message %d exceeded %d delivery attempts; last error: %s", m.ID, it.t.opts.MaxAttempts, m.LastError))
 			return
 		}
-		payload, err := invoke(ctx, it.t.handler, m)
+		actx, acked := withAck(ctx)
+		payload, err := invoke(actx, it.t.handler, m)
+		if acked.done {
+			// the handler's own transaction completed the message
+			if err != nil {
+				x.log.Warn("delivery: handler failed after completing its message", "type", m.EntityType, "entity", m.EntityID, "message", m.ID, "err", err)
+			}
+			x.delivered(it, store.Reply{RequestID: m.ID, CreatedAt: time.Now()})
+			return
+		}
 		if ctx.Err() != nil {
 			return
 		}
@@ -221,10 +230,15 @@ func (x *Deliverer) complete(ctx context.Context, it item, c store.Completion) {
 		x.fenced(it, err)
 		return
 	}
+	x.delivered(it, store.Reply{RequestID: it.m.ID, Payload: c.Payload, Error: c.Error, CreatedAt: time.Now()})
+}
+
+// delivered counts a completed message and hands its reply on.
+func (x *Deliverer) delivered(it item, r store.Reply) {
 	x.mu.Lock()
 	x.stats.Delivered++
 	x.mu.Unlock()
-	x.opts.OnReply(it.m, store.Reply{RequestID: it.m.ID, Payload: c.Payload, Error: c.Error, CreatedAt: time.Now()})
+	x.opts.OnReply(it.m, r)
 }
 
 func (x *Deliverer) deadLetter(ctx context.Context, it item, fence store.Fence, cause *errs.Error) {

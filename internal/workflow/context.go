@@ -31,6 +31,10 @@ type Context struct {
 	log      *slog.Logger
 	children bool // this replay started or awaited a child
 	start    *StartInfo
+	// pending is the last step's entry, not yet written: it goes with the
+	// next durable operation, or with the run's final state (one commit).
+	pending *store.JournalEntry
+	msgID   int64 // the message running this replay (0: volatile)
 }
 
 // hasChildren reports whether the run has ever had a child: only then does
@@ -73,6 +77,7 @@ func (c *Context) CancelRequested() bool { return c.cancel }
 // next takes the next sequence number and returns its journal entry, after
 // checking the journal agrees with the code (the determinism guard).
 func (c *Context) next(kind store.JournalKind, name string) (int, *store.JournalEntry) {
+	c.flush()
 	seq := c.seq
 	c.seq++
 	if kind == store.JournalChild {
@@ -181,13 +186,41 @@ func runStep(ctx context.Context, fn func(context.Context) ([]byte, error)) (out
 }
 
 // record journals one operation, fenced; losing the shard unwinds the run.
+// A step's entry is written lazily: before the next operation starts (so a
+// finished step never runs again once a later one has begun) or together
+// with the run's final state. Workflow code between operations is
+// deterministic and does no I/O, so nothing can observe the difference but a
+// crash in between, which reruns the step as a crash before its write would.
 func (c *Context) record(seq int, e store.JournalEntry) {
 	e.ExecutionID, e.Seq, e.Runner = c.exec.ID, seq, c.fence.Owner
-	err := c.w.ws.AppendJournal(context.WithoutCancel(c.ctx), c.exec.Shard, c.fence, e)
+	c.flush()
+	if e.Kind == store.JournalStep {
+		c.journal[seq] = e
+		c.pending = &e
+		return
+	}
+	c.write(e)
+}
+
+// flush writes the pending step entry, if any.
+func (c *Context) flush() {
+	if e := c.pending; e != nil {
+		c.pending = nil
+		c.write(*e)
+	}
+}
+
+func (c *Context) write(e store.JournalEntry) {
+	err := c.w.wr.write(store.RunWrite{Shard: c.exec.Shard, Fence: c.fence, Entry: &e})
 	switch {
 	case err == nil:
-		c.journal[seq] = e
+		c.journal[e.Seq] = e
 	case errors.Is(err, errs.ErrAlreadyExists):
+		if e.Kind == store.JournalStep {
+			// only this replay writes its steps: another runner got here
+			// first, and its entry, not this one, is the step's result
+			panic(storeFailure{err})
+		}
 		// someone (a timer, a racing signal) recorded it first: take theirs
 		j, jerr := c.w.ws.Journal(context.WithoutCancel(c.ctx), c.exec.ID)
 		if jerr != nil {

@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/voltro/voltro/internal/delivery"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 )
@@ -29,6 +30,8 @@ const (
 // handle runs one message for execution m.EntityID.
 func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message) ([]byte, error) {
 	return func(ctx context.Context, m store.Message) ([]byte, error) {
+		w.local.Store(m.EntityID, struct{}{})
+		defer w.local.Delete(m.EntityID)
 		var x store.Execution
 		var err error
 		if cached, ok := w.fresh.LoadAndDelete(m.EntityID); ok && m.Tag == TagStart && m.Attempts <= 1 {
@@ -49,7 +52,7 @@ func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message
 			if tp.Kind == store.JournalSignal {
 				entry.Error = errs.Encode(errs.New(errs.CodeDeadline, "workflow %s: signal %q did not arrive in time", x.ID, tp.Name))
 			}
-			if err := w.ws.AppendJournal(ctx, x.Shard, fence, entry); err != nil && !errors.Is(err, errs.ErrAlreadyExists) {
+			if err := w.wr.write(store.RunWrite{Shard: x.Shard, Fence: fence, Entry: &entry}); err != nil && !errors.Is(err, errs.ErrAlreadyExists) {
 				return nil, err
 			}
 		}
@@ -65,7 +68,7 @@ func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message
 		ctx, endSpan := w.tel.StartReplay(ctx, w.ws, x, m, len(journal))
 		c := &Context{
 			ctx: ctx, w: w, exec: x, fence: fence, journal: make(map[int]store.JournalEntry, len(journal)),
-			cancel: x.CancelRequested, log: w.log.With("workflow", x.Name, "execution", x.ID),
+			cancel: x.CancelRequested, log: w.log.With("workflow", x.Name, "execution", x.ID), msgID: m.ID,
 		}
 		for _, e := range journal {
 			c.journal[e.Seq] = e
@@ -128,7 +131,8 @@ func (w *Engine) execute(c *Context, d *definition) (out []byte, oc outcome) {
 	return out, outcome{kind: "done"}
 }
 
-// finish writes the outcome of a replay.
+// finish writes the outcome of a replay: the last step's entry, the run's
+// new state and the completion of the message that ran it, in one write.
 func (w *Engine) finish(ctx context.Context, c *Context, out []byte, oc outcome) error {
 	x := c.exec
 	u := store.ExecutionUpdate{ID: x.ID, Shard: x.Shard, Fence: c.fence, Runner: c.fence.Owner}
@@ -145,7 +149,7 @@ func (w *Engine) finish(ctx context.Context, c *Context, out []byte, oc outcome)
 		u.Status, u.WaitingOn = store.ExecSuspended, oc.waiting
 		w.introEvent(x.ID, "suspended", oc.waiting)
 		w.introRun(x, store.ExecSuspended, "")
-		return w.update(ctx, u)
+		return w.update(ctx, c, u)
 	case "done":
 		u.Status, u.Output = store.ExecCompleted, out
 	case "cancelled":
@@ -154,7 +158,7 @@ func (w *Engine) finish(ctx context.Context, c *Context, out []byte, oc outcome)
 		u.Status, u.Error = store.ExecFailed, errs.Encode(oc.err)
 		c.log.Warn("workflow failed", "err", oc.err)
 	}
-	if err := w.update(ctx, u); err != nil {
+	if err := w.update(ctx, c, u); err != nil {
 		return err
 	}
 	w.tel.WorkflowFinished(x.Name, string(u.Status), time.Since(x.CreatedAt))
@@ -171,14 +175,31 @@ func (w *Engine) finish(ctx context.Context, c *Context, out []byte, oc outcome)
 	done := x
 	done.Status, done.Output, done.Error, done.WaitingOn, done.Runner = u.Status, u.Output, u.Error, "", u.Runner
 	done.UpdatedAt, done.FinishedAt = time.Now(), time.Now()
+	w.local.Delete(x.ID) // before the hand-over: a waiter that misses it reads the row
 	w.notifyLocal(done)
 	return nil
 }
 
-func (w *Engine) update(ctx context.Context, u store.ExecutionUpdate) error {
-	err := w.ws.UpdateExecution(context.WithoutCancel(ctx), u)
-	if errors.Is(err, errs.ErrAlreadyExists) {
-		return nil // finished already (a duplicate delivery)
+// update writes u with the replay's pending step entry and completes the
+// message that ran the replay in the same transaction.
+func (w *Engine) update(ctx context.Context, c *Context, u store.ExecutionUpdate) error {
+	rw := store.RunWrite{Shard: u.Shard, Fence: u.Fence, Entry: c.pending, Update: &u, Message: c.msgID}
+	c.pending = nil
+	err := w.wr.write(rw)
+	switch {
+	case err == nil:
+		if rw.Message != 0 {
+			delivery.MarkCompleted(ctx)
+		}
+		return nil
+	case errors.Is(err, errs.ErrAlreadyExists):
+		// The run finished already (a duplicate delivery), or the entry
+		// was written by someone else: only the first is done with.
+		x, gerr := w.ws.GetExecution(context.WithoutCancel(ctx), u.ID)
+		if gerr == nil && x.Status.Terminal() {
+			return nil
+		}
+		return err
 	}
 	return err
 }

@@ -47,6 +47,7 @@ type definition struct {
 type Engine struct {
 	e     *engine.Engine
 	ws    store.WorkflowStore
+	wr    *runWriter // group commit of the runner's journal and state writes
 	intro *recorder
 	log   *slog.Logger
 	tel   *observe.Telemetry // spans and instruments of the instance
@@ -57,6 +58,10 @@ type Engine struct {
 	// fresh holds runs this instance just started and dispatched to itself,
 	// so their first delivery need not read back the row it wrote.
 	fresh sync.Map // execution id -> store.Execution
+	// local holds runs dispatched to or executing on this instance until
+	// they finish or their replay ends: a finish here reaches Result's
+	// waiters here without a read.
+	local sync.Map // execution id -> struct{}
 }
 
 // New attaches workflows to an engine whose store keeps workflow state.
@@ -66,14 +71,17 @@ func New(e *engine.Engine) (*Engine, error) {
 		return nil, errs.New(errs.CodeUnavailable, "the %s store does not keep workflows", e.Store().Dialect())
 	}
 	in, _ := e.Store().(store.WorkflowIntrospection)
-	w := &Engine{e: e, ws: ws, log: e.Logger(), tel: e.Telemetry(), defs: map[string]*definition{}, waiters: map[string][]chan store.Execution{}}
+	w := &Engine{e: e, ws: ws, wr: newRunWriter(ws), log: e.Logger(), tel: e.Telemetry(), defs: map[string]*definition{}, waiters: map[string][]chan store.Execution{}}
 	w.intro = newRecorder(in, e.Config().ReplicaID, e.Logger())
 	w.intro.runner = e.Address()
 	return w, nil
 }
 
-// Close stops the introspection writer.
-func (w *Engine) Close() { w.intro.close() }
+// Close stops the run writer and the introspection writer.
+func (w *Engine) Close() {
+	w.wr.close()
+	w.intro.close()
+}
 
 // Register adds a workflow by name.
 func (w *Engine) Register(name string, fn Func) error {
@@ -159,9 +167,11 @@ func (w *Engine) start(ctx context.Context, name string, input []byte, o StartOp
 	}
 	if res.ClaimedEpoch > 0 {
 		w.fresh.Store(stored.ID, stored)
+		w.local.Store(stored.ID, struct{}{})
 	}
 	if !w.e.Dispatched(*msg, res) {
 		w.fresh.Delete(stored.ID) // delivered elsewhere or later: it reads the row
+		w.local.Delete(stored.ID)
 	}
 	return stored, nil
 }
@@ -237,6 +247,10 @@ func (w *Engine) Signal(ctx context.Context, id, name string, payload []byte) (b
 	return stored, err
 }
 
+// localPoll is how long Result first waits for a run executing on this
+// instance before it reads the database.
+const localPoll = 100 * time.Millisecond
+
 // Result waits until the run is finished and returns it.
 func (w *Engine) Result(ctx context.Context, id string) (store.Execution, error) {
 	ch := make(chan store.Execution, 1)
@@ -244,15 +258,26 @@ func (w *Engine) Result(ctx context.Context, id string) (store.Execution, error)
 	w.waiters[id] = append(w.waiters[id], ch)
 	w.mu.Unlock()
 	defer w.dropWaiter(id, ch)
-	wait := time.Millisecond
+	wait, read := time.Millisecond, true
+	if _, ok := w.local.Load(id); ok {
+		// This instance runs it and will hand it over when it finishes:
+		// reading now would only load the database. Poll later in case the
+		// shard moves away mid-run.
+		wait, read = localPoll, false
+	}
 	for {
-		x, err := w.ws.GetExecution(ctx, id)
-		if err != nil && !errors.Is(err, errs.ErrNotFound) {
-			return x, err
+		var x store.Execution
+		if read {
+			var err error
+			x, err = w.ws.GetExecution(ctx, id)
+			if err != nil && !errors.Is(err, errs.ErrNotFound) {
+				return x, err
+			}
+			if err == nil && x.Status.Terminal() {
+				return x, nil
+			}
 		}
-		if err == nil && x.Status.Terminal() {
-			return x, nil
-		}
+		read = true
 		select {
 		case done := <-ch:
 			return done, nil // finished here: the row as written

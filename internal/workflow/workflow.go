@@ -236,6 +236,11 @@ func (w *Engine) Signal(ctx context.Context, id, name string, payload []byte) (b
 		return false, err
 	}
 	if x.Status.Terminal() {
+		// A signal of this name that arrived first still wins: a second
+		// sender learns that it lost, whether or not the run is over yet.
+		if sig, err := w.ws.GetSignal(ctx, id, name); err == nil && sig != nil {
+			return false, nil
+		}
 		return false, errs.New(errs.CodeInvalidArgument, "workflow %s is %s: it takes no more signals", id, x.Status)
 	}
 	stored, err := w.ws.SendSignal(ctx, store.Signal{ExecutionID: id, Name: name, Payload: payload},

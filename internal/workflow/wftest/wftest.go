@@ -258,6 +258,13 @@ func testSignals(t *testing.T, newApp NewApp) {
 	if got != "true by ann" {
 		t.Fatalf("got %q", got)
 	}
+	// after the run: the name's first signal still wins, a new name is refused
+	if ok3, err := app.SignalWorkflow(ctx, h.ID, "approve", decision{false, "cy"}); err != nil || ok3 {
+		t.Fatalf("a late signal of a received name loses quietly: %v %v", ok3, err)
+	}
+	if _, err := app.SignalWorkflow(ctx, h.ID, "other", decision{}); !errors.Is(err, voltro.ErrInvalidArgument) {
+		t.Fatalf("a new signal to a finished run: %v", err)
+	}
 
 	// a signal racing the start: sent before the run reaches its await
 	for i := 0; i < 10; i++ {

@@ -31,6 +31,14 @@ type RunWrite struct {
 	Message int64
 }
 
+// ExecutionID is the run the write is for.
+func (w RunWrite) ExecutionID() string {
+	if w.Update != nil {
+		return w.Update.ID
+	}
+	return w.Entry.ExecutionID
+}
+
 // RunWriter applies run writes. Each write is fenced and judged on its own;
 // all of them commit together.
 type RunWriter interface {

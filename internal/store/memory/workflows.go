@@ -138,12 +138,7 @@ func (s *Store) WriteRuns(_ context.Context, ws []store.RunWrite) ([]error, erro
 }
 
 func (s *Store) writeRunLocked(rw store.RunWrite) error {
-	id := ""
-	if rw.Entry != nil {
-		id = rw.Entry.ExecutionID
-	} else {
-		id = rw.Update.ID
-	}
+	id := rw.ExecutionID()
 	if !s.ownsLocked(rw.Shard, rw.Fence.Owner, rw.Fence.Epoch) {
 		return errs.New(errs.CodeFenced, "write for %s: shard %s is not held by %s at epoch %d", id, rw.Shard, rw.Fence.Owner, rw.Fence.Epoch)
 	}

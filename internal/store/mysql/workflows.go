@@ -466,7 +466,7 @@ const runStateCols = fenceSQL + `, (SELECT status FROM voltro_workflow_execution
 	EXISTS (SELECT 1 FROM voltro_workflow_journal WHERE execution_id = ? AND seq = ?)`
 
 func stateArgs(w store.RunWrite) []any {
-	id, eid, seq := runID(w), "", -1
+	id, eid, seq := w.ExecutionID(), "", -1
 	if w.Entry != nil {
 		eid, seq = w.Entry.ExecutionID, w.Entry.Seq
 	}
@@ -480,14 +480,6 @@ type runState struct {
 	entry  bool
 }
 
-// runID is the run a write is for.
-func runID(w store.RunWrite) string {
-	if w.Update != nil {
-		return w.Update.ID
-	}
-	return w.Entry.ExecutionID
-}
-
 // judge names what kept w from happening, given which of its statements
 // changed their row (each runs only if the one before it did) and, if one
 // did not, st, the state read afterwards. again reports a miss the state
@@ -495,7 +487,7 @@ func runID(w store.RunWrite) string {
 // latest writes when the statement ran (wsrep_sync_wait makes reads causal,
 // not these writes) can cause: a causal read and another try settle it.
 func judge(w store.RunWrite, inserted, updated, completed bool, st runState) (out error, again bool) {
-	id := runID(w)
+	id := w.ExecutionID()
 	fenced := func() error {
 		return errs.New(errs.CodeFenced, "write for %s: shard %s is not held by %s at epoch %d", id, w.Shard, w.Fence.Owner, w.Fence.Epoch)
 	}
@@ -810,7 +802,7 @@ func (s *Store) writeBatch(ctx context.Context, ws []store.RunWrite) ([]error, e
 	out := make([]error, len(ws))
 	for i, w := range ws {
 		if stateErr != nil && slices.Contains(missed, i) {
-			out[i] = wrapErr(fmt.Sprintf("nothing was written for %s; reading why", runID(w)), stateErr)
+			out[i] = wrapErr(fmt.Sprintf("nothing was written for %s; reading why", w.ExecutionID()), stateErr)
 			continue
 		}
 		out[i], _ = judge(w, changed(at[i].entry), changed(at[i].update), changed(at[i].message), states[i])

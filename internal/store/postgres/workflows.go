@@ -366,29 +366,18 @@ func (s *Store) WriteRuns(ctx context.Context, ws []store.RunWrite) ([]error, er
 		if err := store.CheckRunWrite(w); err != nil {
 			return nil, err
 		}
-		id := ""
 		var e store.JournalEntry
 		if w.Entry != nil {
-			e, id = *w.Entry, w.Entry.ExecutionID
+			e = *w.Entry
 		}
 		var u store.ExecutionUpdate
 		if w.Update != nil {
-			u, id = *w.Update, w.Update.ID
+			u = *w.Update
 		}
-		b.Queue(sqlRunWrite, w.Shard, w.Fence.Owner, w.Fence.Epoch, id,
+		b.Queue(sqlRunWrite, w.Shard, w.Fence.Owner, w.Fence.Epoch, w.ExecutionID(),
 			w.Entry != nil, e.Seq, string(e.Kind), e.Name, e.Result, e.Error, e.Attempts, e.Runner, nullTime(e.StartedAt), nullTime(e.FinishedAt),
 			w.Update != nil, string(u.Status), u.Output, u.Error, u.WaitingOn, u.Runner, u.Status.Terminal(),
 			w.Message)
-	}
-	if len(ws) == 1 {
-		// one write: a plain round trip, no pipeline
-		var owned, inserted, updated, completed bool
-		var before *string
-		q := b.QueuedQueries[0]
-		if err := s.pool.QueryRow(ctx, q.SQL, q.Arguments...).Scan(&owned, &before, &inserted, &updated, &completed); err != nil {
-			return nil, wrapErr("write runs", err)
-		}
-		return []error{runWriteOutcome(ws[0], owned, before, inserted, updated, completed)}, nil
 	}
 	br := s.pool.SendBatch(ctx, b)
 	out := make([]error, len(ws))
@@ -409,12 +398,7 @@ func (s *Store) WriteRuns(ctx context.Context, ws []store.RunWrite) ([]error, er
 
 // runWriteOutcome names what kept a write from happening, if anything.
 func runWriteOutcome(w store.RunWrite, owned bool, before *string, inserted, updated, completed bool) error {
-	id := ""
-	if w.Entry != nil {
-		id = w.Entry.ExecutionID
-	} else {
-		id = w.Update.ID
-	}
+	id := w.ExecutionID()
 	switch {
 	case !owned:
 		return errs.New(errs.CodeFenced, "write for %s: shard %s is not held by %s at epoch %d", id, w.Shard, w.Fence.Owner, w.Fence.Epoch)

@@ -432,12 +432,7 @@ func (s *Store) WriteRuns(ctx context.Context, ws []store.RunWrite) ([]error, er
 
 // writeRun applies one write inside tx and returns its outcome.
 func (s *Store) writeRun(ctx context.Context, tx *sql.Tx, rw store.RunWrite, t int64) (error, error) {
-	id := ""
-	if rw.Entry != nil {
-		id = rw.Entry.ExecutionID
-	} else {
-		id = rw.Update.ID
-	}
+	id := rw.ExecutionID()
 	fence := []any{sql.Named("shard", rw.Shard), sql.Named("owner", rw.Fence.Owner), sql.Named("epoch", rw.Fence.Epoch)}
 	exec := func(query string, args ...any) (int64, error) {
 		st, err := s.stmt(ctx, tx, query)

@@ -225,7 +225,13 @@ func (s *Store) refreshMigrationLease(ctx context.Context, conn *sql.Conn, token
 		return wrapErr("migrate: take the migration lease", err)
 	}
 	var holder string
-	if err := conn.QueryRowContext(ctx, "SELECT holder FROM voltro_migration_lock WHERE id = 1").Scan(&holder); err != nil {
+	err = conn.QueryRowContext(ctx, "SELECT holder FROM voltro_migration_lock WHERE id = 1").Scan(&holder)
+	if errors.Is(err, sql.ErrNoRows) {
+		// The holder seen by our upsert released the lease (deleted the
+		// row, on another node) between our two statements: try again.
+		return errs.New(errs.CodeLocked, "migration lease released while taking it")
+	}
+	if err != nil {
 		return wrapErr("migrate: read the migration lease", err)
 	}
 	if holder != token {

@@ -112,7 +112,11 @@ func (r *Runner) balance(ctx, poolctx context.Context, poolOK bool, now time.Tim
 	}
 	r.assign()
 	// A free shard proposed to a peer that never takes it: the peer is gone
-	// though its row still looks fresh. Propose its shards to the others.
+	// though its row still looks fresh. Propose its shards to the others,
+	// at once when its presence lock says so, else after a grace period.
+	if r.probePresence(ctx, states, now) {
+		r.assign()
+	}
 	if r.watchUnclaimed(states, now) {
 		r.assign()
 	}

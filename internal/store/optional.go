@@ -51,3 +51,18 @@ type ShardState struct {
 type ShardSurveyor interface {
 	Survey(ctx context.Context, shards []string) ([]ShardState, error)
 }
+
+// PresenceProber is implemented by lockers that, in advisory mode, hold a
+// session lock naming their runner from NewLocker until Close or the end
+// of their session. Absent returns the runners among those given whose
+// presence lock nobody holds: no live locker session stands behind them,
+// whatever their heartbeat row says (the process was killed, or its lock
+// connection dropped). In row mode there is no session to probe and Absent
+// returns nothing.
+type PresenceProber interface {
+	Absent(ctx context.Context, runners []string) ([]string, error)
+}
+
+// PresenceKey is the name a runner's presence lock is derived from; no
+// shard id (group "/" index) can take this form.
+func PresenceKey(runner string) string { return "@runner " + runner }

@@ -57,6 +57,20 @@ func (s *Store) NewLocker(ctx context.Context, mode store.LockMode, owner string
 		db.Close()
 		return nil, wrapErr("locker: open the reserved connection", err)
 	}
+	if mode == store.LockAdvisory {
+		// Presence: held for the session's life, so a peer sees this
+		// runner's death at once even when it owns no shard.
+		var got sql.NullInt64
+		name := lockName(s.namespace, s.database, store.PresenceKey(owner))
+		if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 0)", name).Scan(&got); err != nil {
+			conn.Close()
+			db.Close()
+			return nil, wrapErr("locker: take the presence lock", err)
+		}
+		if got.Int64 != 1 {
+			s.log.Warn("mysql store: another session holds this runner's presence lock (two processes with one address?)", "runner", owner)
+		}
+	}
 	return l, nil
 }
 
@@ -207,7 +221,7 @@ func (l *locker) Close() error {
 			l.s.log.Debug("mysql store: locker close: ledger cleanup failed", "owner", l.owner, "err", err)
 		}
 	}
-	if len(l.session) > 0 {
+	if l.mode == store.LockAdvisory {
 		_, _ = l.conn.ExecContext(ctx, "DO RELEASE_ALL_LOCKS()")
 	}
 	l.held, l.session = nil, nil

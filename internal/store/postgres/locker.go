@@ -36,6 +36,18 @@ func (s *Store) NewLocker(ctx context.Context, mode store.LockMode, owner string
 		return nil, err
 	}
 	l := &locker{s: s, mode: mode, owner: owner, conn: conn, held: map[string]int64{}}
+	if mode == store.LockAdvisory {
+		// Presence: held for the session's life, so a peer sees this
+		// runner's death at once even when it owns no shard.
+		var ok bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, s.lockKey(store.PresenceKey(owner))).Scan(&ok); err != nil {
+			_ = conn.Close(ctx)
+			return nil, wrapErr("locker: take the presence lock", err)
+		}
+		if !ok {
+			s.log.Warn("locker: another session holds this runner's presence lock (two processes with one address?)", "runner", owner)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

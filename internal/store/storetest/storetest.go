@@ -43,6 +43,9 @@ func Run(t *testing.T, factory Factory, opts Options) {
 	for _, mode := range opts.Modes {
 		t.Run("Survey/"+string(mode), func(t *testing.T) { testSurvey(t, factory, opts, mode) })
 	}
+	for _, mode := range opts.Modes {
+		t.Run("Presence/"+string(mode), func(t *testing.T) { testPresence(t, factory, opts, mode) })
+	}
 	t.Run("EnqueueDedupe", func(t *testing.T) { testEnqueueDedupe(t, factory(t)) })
 	t.Run("ClaimRules", func(t *testing.T) { testClaimRules(t, factory(t)) })
 	t.Run("ClaimConcurrent", func(t *testing.T) { testClaimConcurrent(t, factory, opts) })
@@ -689,5 +692,63 @@ func testSurvey(t *testing.T, factory Factory, opts Options, mode store.LockMode
 		if !got["default/2"].Free || got["default/2"].Owner != "a:1" {
 			t.Fatalf("an expired lease is free and still names its owner: %+v", got["default/2"])
 		}
+	}
+}
+
+// testPresence: an advisory locker holds its runner's presence from
+// NewLocker to Close; another process sees it, and sees it go. Row mode has
+// no session to probe and reports nobody absent.
+func testPresence(t *testing.T, factory Factory, opts Options, mode store.LockMode) {
+	ctx := ctxT(t)
+	d := factory(t)
+	d2 := d
+	if opts.Reopen != nil {
+		d2 = opts.Reopen(t)
+	}
+	a := must(d.NewLocker(ctx, mode, "a:1"))(t)
+	defer a.Close()
+	b := locker(t, d2, mode, "b:1")
+	pp, ok := b.(store.PresenceProber)
+	if !ok {
+		t.Skip("this store's lockers hold no presence lock; runners rely on the unclaimed-proposal grace period")
+	}
+	absent := func(runners ...string) []string {
+		t.Helper()
+		got := must(pp.Absent(ctx, runners))(t)
+		slices.Sort(got)
+		return got
+	}
+	if mode == store.LockRow {
+		if got := absent("a:1", "never:1"); len(got) != 0 {
+			t.Fatalf("row mode has no presence to probe, Absent said %v", got)
+		}
+		return
+	}
+	if got := absent("a:1", "b:1", "never:1"); !slices.Equal(got, []string{"never:1"}) {
+		t.Fatalf("with a and b open, Absent = %v, want [never:1]", got)
+	}
+	// Holding and releasing a shard leaves the presence alone.
+	e, ok, err := a.Acquire(ctx, "default/7", time.Second)
+	check(t, err)
+	if !ok {
+		t.Fatal("a could not take a free shard")
+	}
+	check(t, a.Release(ctx, "default/7", e))
+	if got := absent("a:1"); len(got) != 0 {
+		t.Fatalf("a released a shard, not its presence; Absent = %v", got)
+	}
+	check(t, a.Close())
+	deadline := time.Now().Add(5 * time.Second)
+	for got := absent("a:1", "b:1"); !slices.Equal(got, []string{"a:1"}); got = absent("a:1", "b:1") {
+		if time.Now().After(deadline) {
+			t.Fatalf("a's locker is closed; Absent = %v, want [a:1]", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// A new locker of the same runner (a restart) is present again.
+	a2 := locker(t, d, mode, "a:1")
+	_ = a2
+	if got := absent("a:1"); len(got) != 0 {
+		t.Fatalf("a restarted; Absent = %v", got)
 	}
 }

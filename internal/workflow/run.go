@@ -31,7 +31,10 @@ const (
 func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message) ([]byte, error) {
 	return func(ctx context.Context, m store.Message) ([]byte, error) {
 		w.local.Store(m.EntityID, struct{}{})
-		defer w.local.Delete(m.EntityID)
+		defer func() {
+			w.local.Delete(m.EntityID)
+			w.nudge(m.EntityID) // unless it finished (handed over already), Result reads
+		}()
 		var x store.Execution
 		var err error
 		if cached, ok := w.fresh.LoadAndDelete(m.EntityID); ok && m.Tag == TagStart && m.Attempts <= 1 {

@@ -252,9 +252,10 @@ func (w *Engine) Signal(ctx context.Context, id, name string, payload []byte) (b
 	return stored, err
 }
 
-// localPoll is how long Result first waits for a run executing on this
-// instance before it reads the database.
-const localPoll = 100 * time.Millisecond
+// localPoll is how often Result reads the database while the run executes
+// on this instance: only as a safety net, since the run's handler hands the
+// finished row over (notifyLocal) or says it stopped executing here (nudge).
+const localPoll = time.Second
 
 // Result waits until the run is finished and returns it.
 func (w *Engine) Result(ctx context.Context, id string) (store.Execution, error) {
@@ -263,13 +264,11 @@ func (w *Engine) Result(ctx context.Context, id string) (store.Execution, error)
 	w.waiters[id] = append(w.waiters[id], ch)
 	w.mu.Unlock()
 	defer w.dropWaiter(id, ch)
-	wait, read := time.Millisecond, true
-	if _, ok := w.local.Load(id); ok {
-		// This instance runs it and will hand it over when it finishes:
-		// reading now would only load the database. Poll later in case the
-		// shard moves away mid-run.
-		wait, read = localPoll, false
-	}
+	isLocal := func() bool { _, ok := w.local.Load(id); return ok }
+	backoff := time.Millisecond
+	read := !isLocal() // this instance runs it: reading now would only load the database
+	timer := time.NewTimer(0)
+	defer timer.Stop()
 	for {
 		var x store.Execution
 		if read {
@@ -282,15 +281,24 @@ func (w *Engine) Result(ctx context.Context, id string) (store.Execution, error)
 				return x, nil
 			}
 		}
-		read = true
+		wait := localPoll
+		if !isLocal() {
+			wait, backoff = backoff, min(backoff*2, 500*time.Millisecond)
+		}
+		timer.Reset(wait)
 		select {
 		case done := <-ch:
-			return done, nil // finished here: the row as written
-		case <-time.After(wait):
-			wait = min(wait*2, 500*time.Millisecond)
+			if done.Status.Terminal() {
+				return done, nil // finished here: the row as written
+			}
+			// nudged: it stopped executing here (suspended, or its shard
+			// moved): read now, then poll
+			backoff = time.Millisecond
+		case <-timer.C:
 		case <-ctx.Done():
 			return x, errs.Wrap(errs.CodeDeadline, ctx.Err(), "waiting for workflow "+id)
 		}
+		read = true
 	}
 }
 
@@ -310,6 +318,11 @@ func (w *Engine) dropWaiter(id string, ch chan store.Execution) {
 		w.waiters[id] = ws
 	}
 }
+
+// nudge tells the waiters in this process that the run stopped executing
+// here without handing them a result: they read the database instead.
+// (A row without a terminal status is the nudge.)
+func (w *Engine) nudge(id string) { w.notifyLocal(store.Execution{ID: id}) }
 
 // notifyLocal hands a finished run to the waiters in this process.
 func (w *Engine) notifyLocal(x store.Execution) {

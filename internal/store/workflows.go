@@ -104,6 +104,31 @@ type Signal struct {
 	CreatedAt   time.Time
 }
 
+// StartRequest is one start of a batch: StartExecution's arguments.
+type StartRequest struct {
+	Exec    Execution
+	Context StartContext
+	Message *Message
+	Claim   *EnqueueClaim
+}
+
+// StartOutcome is StartExecution's result for one StartRequest.
+type StartOutcome struct {
+	Stored   Execution
+	Existing bool
+	Result   EnqueueResult
+	Err      error
+}
+
+// BatchStarter is implemented by stores that write many starts in one
+// transaction, each with StartExecution's semantics and its own outcome
+// (Message is updated in place as StartExecution does). An error means the
+// batch as a whole was not written; the caller may retry the starts one by
+// one.
+type BatchStarter interface {
+	StartExecutions(ctx context.Context, reqs []StartRequest) ([]StartOutcome, error)
+}
+
 // WorkflowStore keeps workflow runs durable. Drivers implement it next to
 // Driver; the workflow conformance suite pins its semantics.
 type WorkflowStore interface {

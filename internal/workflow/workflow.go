@@ -45,12 +45,13 @@ type definition struct {
 
 // Engine registers, starts and drives workflows.
 type Engine struct {
-	e     *engine.Engine
-	ws    store.WorkflowStore
-	wr    *runWriter // group commit of the runner's journal and state writes
-	intro *recorder
-	log   *slog.Logger
-	tel   *observe.Telemetry // spans and instruments of the instance
+	e      *engine.Engine
+	ws     store.WorkflowStore
+	wr     *runWriter // group commit of the runner's journal and state writes
+	starts *starter   // group commit of starts, where the store batches them
+	intro  *recorder
+	log    *slog.Logger
+	tel    *observe.Telemetry // spans and instruments of the instance
 
 	mu      sync.Mutex
 	defs    map[string]*definition
@@ -71,14 +72,15 @@ func New(e *engine.Engine) (*Engine, error) {
 		return nil, errs.New(errs.CodeUnavailable, "the %s store does not keep workflows", e.Store().Dialect())
 	}
 	in, _ := e.Store().(store.WorkflowIntrospection)
-	w := &Engine{e: e, ws: ws, wr: newRunWriter(ws), log: e.Logger(), tel: e.Telemetry(), defs: map[string]*definition{}, waiters: map[string][]chan store.Execution{}}
+	w := &Engine{e: e, ws: ws, wr: newRunWriter(ws), starts: newStarter(ws), log: e.Logger(), tel: e.Telemetry(), defs: map[string]*definition{}, waiters: map[string][]chan store.Execution{}}
 	w.intro = newRecorder(in, e.Config().ReplicaID, e.Logger())
 	w.intro.runner = e.Address()
 	return w, nil
 }
 
-// Close stops the run writer and the introspection writer.
+// Close stops the start and run writers and the introspection writer.
 func (w *Engine) Close() {
+	w.starts.close()
 	w.wr.close()
 	w.intro.close()
 }
@@ -157,7 +159,8 @@ func (w *Engine) start(ctx context.Context, name string, input []byte, o StartOp
 	sc := store.StartContext{Subject: o.Subject, Trace: cmp.Or(observe.Traceparent(ctx), o.Trace), Source: o.Source, ParentID: o.ParentID, ParentClose: o.ParentClose}
 	msg := &store.Message{Shard: shard, EntityType: typ, EntityID: id, Tag: TagStart, DedupeKey: "wf-start:" + id, Headers: w.tel.InjectHeaders(ctx, nil)}
 	claim := w.e.ClaimFor(shard, typ)
-	stored, existing, res, err := w.ws.StartExecution(ctx, x, sc, msg, claim)
+	out := w.starts.start(ctx, store.StartRequest{Exec: x, Context: sc, Message: msg, Claim: claim})
+	stored, existing, res, err := out.Stored, out.Existing, out.Result, out.Err
 	endSpan(err == nil && !existing, err)
 	if err != nil {
 		return store.Execution{}, err

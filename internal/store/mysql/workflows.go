@@ -291,6 +291,75 @@ func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.
 	return x, false, res, nil
 }
 
+var _ store.BatchStarter = (*Store)(nil)
+
+// StartExecutions writes a batch of starts as one multi-statement
+// transaction, one round trip, where the pool batches (see batched); one
+// start at a time otherwise. A run or start message that exists fails the
+// batch as a whole (the caller then starts them one by one, which sorts out
+// which).
+func (s *Store) StartExecutions(ctx context.Context, reqs []store.StartRequest) ([]store.StartOutcome, error) {
+	out := make([]store.StartOutcome, len(reqs))
+	if !s.batched() {
+		for i, q := range reqs {
+			o := &out[i]
+			o.Stored, o.Existing, o.Result, o.Err = s.StartExecution(ctx, q.Exec, q.Context, q.Message, q.Claim)
+		}
+		return out, nil
+	}
+	stmts := make([]string, 0, 4*len(reqs))
+	var args []any
+	for i, q := range reqs {
+		x, sc := q.Exec, q.Context
+		if x.ID == "" || q.Message == nil {
+			return nil, errs.New(errs.CodeInvalidArgument, "start %d of the batch has no id or no start message", i)
+		}
+		mq, margs, _, err := enqueueStmt(q.Message, q.Claim, "")
+		if err != nil {
+			return nil, err
+		}
+		stmts = append(stmts, insertExec, upsertStartContext, mq,
+			`SELECT e.created_at, e.updated_at, m.id, m.deliver_at, m.created_at, m.state
+				FROM voltro_workflow_executions e LEFT JOIN voltro_messages m ON m.id = LAST_INSERT_ID() WHERE e.id = ?`)
+		args = append(args, x.ID, x.Name, x.Shard, x.Key, string(store.ExecRunning), x.Input, x.Output, x.Error,
+			x.ParentID, x.ParentClose, x.CancelRequested, x.WaitingOn, x.Runner)
+		args = append(args, x.ID, sc.Subject, sc.Trace, sc.Source, sc.ParentID, sc.ParentClose)
+		args = append(append(args, margs...), x.ID)
+	}
+	sms := make([]sentMessage, len(reqs))
+	err := s.txBatch(ctx, stmts, args, func(rows *sql.Rows) error {
+		for i := range reqs {
+			if i > 0 && !rows.NextResultSet() {
+				if err := rows.Err(); err != nil {
+					return err
+				}
+				return fmt.Errorf("start batch: %d result sets for %d starts", i, len(reqs))
+			}
+			x := &out[i].Stored
+			ok, err := scanOne(rows, append([]any{&x.CreatedAt, &x.UpdatedAt}, sms[i].dest()...)...)
+			if err == nil && !ok {
+				err = errors.New("an inserted execution is not there")
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrapErr("start executions", err)
+	}
+	for i, q := range reqs {
+		o := &out[i]
+		created, updated := o.Stored.CreatedAt, o.Stored.UpdatedAt
+		o.Stored = q.Exec
+		o.Stored.Status, o.Stored.FinishedAt = store.ExecRunning, time.Time{}
+		o.Stored.CreatedAt, o.Stored.UpdatedAt = created, updated
+		enqueued(q.Message, q.Claim, &o.Result, sms[i])
+	}
+	return out, nil
+}
+
 func scanExec(r scanner) (store.Execution, error) {
 	var x store.Execution
 	var status string

@@ -196,40 +196,95 @@ var sqlStartExecution = `WITH x AS (
 	LEFT JOIN voltro_workflow_executions e ON e.id = $15 AND NOT EXISTS (SELECT 1 FROM x)`
 
 func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.StartContext, start *store.Message, claim *store.EnqueueClaim) (store.Execution, bool, store.EnqueueResult, error) {
-	if x.ID == "" {
-		return store.Execution{}, false, store.EnqueueResult{}, errs.New(errs.CodeInvalidArgument, "workflow execution id is empty")
-	}
-	args, key, err := s.enqueueArgs(start, claim, x.ID, x.Name, x.Shard, x.Key, x.Input, x.ParentID, x.ParentClose, x.Runner,
-		sc.Subject, sc.Trace, sc.Source, sc.ParentID, sc.ParentClose)
+	st, err := s.newStart(store.StartRequest{Exec: x, Context: sc, Message: start, Claim: claim})
 	if err != nil {
 		return store.Execution{}, false, store.EnqueueResult{}, err
 	}
-	var (
-		created *time.Time
-		stored  execScan
-		msg     enqueueScan
-	)
-	dest := append(append([]any{&created}, stored.dest()...), msg.dest()...)
-	if err := s.pool.QueryRow(ctx, sqlStartExecution, args...).Scan(dest...); err != nil {
+	if err := s.pool.QueryRow(ctx, sqlStartExecution, st.args...).Scan(st.dest()...); err != nil {
 		return store.Execution{}, false, store.EnqueueResult{}, wrapErr("start execution", err)
 	}
-	if created == nil {
-		if stored.x.ID != "" {
-			return stored.execution(), true, store.EnqueueResult{}, nil
+	o := s.started(ctx, st)
+	return o.Stored, o.Existing, o.Result, o.Err
+}
+
+var _ store.BatchStarter = (*Store)(nil)
+
+// StartExecutions sends every start as one pipelined implicit transaction,
+// in id order (two batches that start the same ids never wait on each
+// other in a cycle).
+func (s *Store) StartExecutions(ctx context.Context, reqs []store.StartRequest) ([]store.StartOutcome, error) {
+	sts := make([]*startRow, len(reqs))
+	order := make([]int, len(reqs))
+	for i, q := range reqs {
+		st, err := s.newStart(q)
+		if err != nil {
+			return nil, err
+		}
+		sts[i], order[i] = st, i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(reqs[a].Exec.ID, reqs[b].Exec.ID) })
+	var b pgx.Batch
+	for _, i := range order {
+		st := sts[i]
+		b.Queue(sqlStartExecution, st.args...).QueryRow(func(r pgx.Row) error { return r.Scan(st.dest()...) })
+	}
+	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, wrapErr("start executions", err)
+	}
+	out := make([]store.StartOutcome, len(reqs))
+	for i, st := range sts {
+		out[i] = s.started(ctx, st)
+	}
+	return out, nil
+}
+
+// startRow is one start's statement arguments and what it reads back.
+type startRow struct {
+	q       store.StartRequest
+	args    []any
+	key     *string
+	created *time.Time
+	stored  execScan
+	msg     enqueueScan
+}
+
+func (s *Store) newStart(q store.StartRequest) (*startRow, error) {
+	x, sc := q.Exec, q.Context
+	if x.ID == "" {
+		return nil, errs.New(errs.CodeInvalidArgument, "workflow execution id is empty")
+	}
+	args, key, err := s.enqueueArgs(q.Message, q.Claim, x.ID, x.Name, x.Shard, x.Key, x.Input, x.ParentID, x.ParentClose, x.Runner,
+		sc.Subject, sc.Trace, sc.Source, sc.ParentID, sc.ParentClose)
+	if err != nil {
+		return nil, err
+	}
+	return &startRow{q: q, args: args, key: key}, nil
+}
+
+func (st *startRow) dest() []any {
+	return append(append([]any{&st.created}, st.stored.dest()...), st.msg.dest()...)
+}
+
+// started turns what a start statement read back into its outcome.
+func (s *Store) started(ctx context.Context, st *startRow) store.StartOutcome {
+	x := st.q.Exec
+	if st.created == nil {
+		if st.stored.x.ID != "" {
+			return store.StartOutcome{Stored: st.stored.execution(), Existing: true}
 		}
 		// The run committed while our insert waited on it: read it afresh.
 		got, err := s.GetExecution(ctx, x.ID)
-		return got, err == nil, store.EnqueueResult{}, err
+		return store.StartOutcome{Stored: got, Existing: err == nil, Err: err}
 	}
-	res, err := s.result(ctx, "start execution", start, key, &msg)
+	res, err := s.result(ctx, "start execution", st.q.Message, st.key, &st.msg)
 	if err != nil {
-		return store.Execution{}, false, store.EnqueueResult{}, err
+		return store.StartOutcome{Err: err}
 	}
-	out := store.Execution{
+	created := *st.created
+	return store.StartOutcome{Result: res, Stored: store.Execution{
 		ID: x.ID, Name: x.Name, Shard: x.Shard, Key: x.Key, Status: store.ExecRunning, Input: slices.Clone(x.Input),
-		ParentID: x.ParentID, ParentClose: x.ParentClose, Runner: x.Runner, CreatedAt: *created, UpdatedAt: *created,
-	}
-	return out, false, res, nil
+		ParentID: x.ParentID, ParentClose: x.ParentClose, Runner: x.Runner, CreatedAt: created, UpdatedAt: created,
+	}}
 }
 
 func (s *Store) GetExecution(ctx context.Context, id string) (store.Execution, error) {

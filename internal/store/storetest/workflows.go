@@ -30,6 +30,7 @@ func RunWorkflows(t *testing.T, factory Factory) {
 		return d, w, in
 	}
 	t.Run("StartIdempotent", func(t *testing.T) { d, w, _ := get(t); testStartExecution(t, d, w) })
+	t.Run("StartBatch", func(t *testing.T) { d, w, _ := get(t); testStartBatch(t, d, w) })
 	t.Run("JournalFenced", func(t *testing.T) { d, w, _ := get(t); testJournal(t, d, w) })
 	t.Run("WriteRuns", func(t *testing.T) { d, w, _ := get(t); testWriteRuns(t, d, w) })
 	t.Run("UpdateAndList", func(t *testing.T) { d, w, _ := get(t); testUpdateExecution(t, d, w) })
@@ -80,6 +81,65 @@ func testStartExecution(t *testing.T, d store.Driver, w store.WorkflowStore) {
 	check(t, err)
 	if res.ClaimedEpoch != e {
 		t.Fatalf("start by the owner must come back claimed: %+v", res)
+	}
+}
+
+// testStartBatch: a batch of starts has StartExecution's semantics per
+// start (one claimed at insert, out of id order). A batch with a run that
+// exists either reports it per start or fails as a whole, writing nothing
+// of the batch (the caller then starts them one by one).
+func testStartBatch(t *testing.T, d store.Driver, w store.WorkflowStore) {
+	bs, ok := w.(store.BatchStarter)
+	if !ok {
+		t.Skip("this store starts runs one transaction each")
+	}
+	ctx := ctxT(t)
+	_, _, _, err := w.StartExecution(ctx, newExec("old"), store.StartContext{}, startMsg("old"), nil)
+	check(t, err)
+	_, e := own(t, d, "me:1", "default/1")
+	claim := &store.EnqueueClaim{Owner: "me:1", Epoch: e, ClaimTTL: time.Minute}
+	reqs := []store.StartRequest{
+		{Exec: newExec("b2"), Context: store.StartContext{Source: "batch", Subject: "s2"}, Message: startMsg("b2"), Claim: claim},
+		{Exec: newExec("b1"), Context: store.StartContext{Source: "batch", Subject: "s1"}, Message: startMsg("b1")},
+	}
+	out, err := bs.StartExecutions(ctx, reqs)
+	check(t, err)
+	if len(out) != len(reqs) {
+		t.Fatalf("%d outcomes for %d starts", len(out), len(reqs))
+	}
+	for i, o := range out {
+		q := reqs[i]
+		if o.Err != nil || o.Existing || o.Stored.ID != q.Exec.ID || o.Stored.Status != store.ExecRunning || o.Stored.CreatedAt.IsZero() || o.Result.ID <= 0 || q.Message.ID != o.Result.ID {
+			t.Fatalf("start %s: %+v (message %+v)", q.Exec.ID, o, q.Message)
+		}
+		sc := must(w.GetStartContext(ctx, q.Exec.ID))(t)
+		if sc.Source != "batch" || sc.Subject != q.Context.Subject {
+			t.Fatalf("start context of %s: %+v", q.Exec.ID, sc)
+		}
+		if g := must(w.GetExecution(ctx, q.Exec.ID))(t); g.Status != store.ExecRunning || string(g.Input) != `{"n":1}` {
+			t.Fatalf("stored run %s: %+v", q.Exec.ID, g)
+		}
+	}
+	if out[0].Result.ClaimedEpoch != e || out[1].Result.ClaimedEpoch != 0 {
+		t.Fatalf("only the start with a claim comes back claimed: %+v, %+v", out[0].Result, out[1].Result)
+	}
+
+	mixed, err := bs.StartExecutions(ctx, []store.StartRequest{
+		{Exec: newExec("b4"), Message: startMsg("b4")},
+		{Exec: newExec("old"), Message: startMsg("old")},
+	})
+	if err != nil {
+		if _, gerr := w.GetExecution(ctx, "b4"); !errors.Is(gerr, errs.ErrNotFound) {
+			t.Fatalf("a batch that failed as a whole (%v) must write nothing; b4: %v", err, gerr)
+		}
+	} else if mixed[0].Err != nil || mixed[0].Existing || mixed[1].Err != nil || !mixed[1].Existing || mixed[1].Stored.ID != "old" {
+		t.Fatalf("a batch with a run that exists: %+v", mixed)
+	}
+	for _, id := range []string{"b1", "b2", "old"} {
+		msgs := must(d.ListMessages(ctx, store.MessageFilter{EntityType: "workflow/order", EntityID: id}))(t)
+		if len(msgs) != 1 {
+			t.Fatalf("%s: exactly one start message, got %+v", id, msgs)
+		}
 	}
 }
 

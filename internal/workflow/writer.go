@@ -8,6 +8,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -165,7 +166,7 @@ func (r *runWriter) close() { r.g.close() }
 // can (store.BatchStarter), one transaction each otherwise. A batch that
 // fails as a whole is retried one start at a time, so one start the batch
 // could not take (a duplicate the store reports as an error, say) does not
-// fail the others.
+// fail the others; one the database did not answer fails them all at once.
 type starter struct {
 	ws store.WorkflowStore
 	g  *groupCommit[store.StartRequest, store.StartOutcome] // nil: no batching
@@ -176,8 +177,12 @@ func newStarter(ws store.WorkflowStore) *starter {
 	if bs, ok := ws.(store.BatchStarter); ok {
 		s.g = newGroupCommit(func(ctx context.Context, qs []store.StartRequest) ([]store.StartOutcome, error) {
 			if len(qs) > 1 {
-				if out, err := bs.StartExecutions(ctx, qs); err == nil {
+				out, err := bs.StartExecutions(ctx, qs)
+				if err == nil {
 					return out, nil
+				}
+				if outage(err) {
+					return nil, err // one by one would only wait longer
 				}
 			}
 			out := make([]store.StartOutcome, len(qs))
@@ -188,6 +193,12 @@ func newStarter(ws store.WorkflowStore) *starter {
 		})
 	}
 	return s
+}
+
+// outage reports an error that says the database did not answer, as
+// opposed to one about what the batch held.
+func outage(err error) bool {
+	return errors.Is(err, errs.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
 func (s *starter) one(ctx context.Context, q store.StartRequest) store.StartOutcome {

@@ -31,6 +31,63 @@ func Run(t *testing.T, newApp NewApp) {
 	t.Run("CancelWithChildren", func(t *testing.T) { testCancel(t, newApp) })
 	t.Run("DivergentReplay", func(t *testing.T) { testDivergence(t, newApp) })
 	t.Run("StartContext", func(t *testing.T) { testStartContext(t, newApp) })
+	t.Run("ConcurrentStartsWithRepeats", func(t *testing.T) { testConcurrentStarts(t, newApp) })
+}
+
+// testConcurrentStarts: many starts at once, a third of them repeating a
+// key started before, so batched starts meet runs that exist (a store may
+// refuse such a batch as a whole; the engine then starts them one by one).
+// Every new key runs once, every repeat returns the run it names.
+func testConcurrentStarts(t *testing.T, newApp NewApp) {
+	var ran sync.Map
+	wf := voltro.NewWorkflow("wft.starts", func(wc *voltro.WorkflowContext, n int) (int, error) {
+		return voltro.Step(wc, "once", func(context.Context) (int, error) {
+			v, _ := ran.LoadOrStore(n, new(atomic.Int64))
+			v.(*atomic.Int64).Add(1)
+			return n * 2, nil
+		})
+	})
+	app := newApp(t, func(a *voltro.App) { check(t, a.Register(wf)) })
+	ctx := ctxT(t)
+	const old, fresh = 20, 40
+	ids := map[int]string{}
+	for i := 0; i < old; i++ {
+		h, err := wf.Start(ctx, app, i, voltro.WithKey(fmt.Sprint("k", i)))
+		check(t, err)
+		ids[i] = h.ID
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, old+fresh)
+	for i := 0; i < old+fresh; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h, err := wf.Start(ctx, app, i, voltro.WithKey(fmt.Sprint("k", i)))
+			if err != nil {
+				errc <- fmt.Errorf("start %d: %w", i, err)
+				return
+			}
+			if i < old && h.ID != ids[i] {
+				errc <- fmt.Errorf("repeat of key k%d: run %s, want %s", i, h.ID, ids[i])
+				return
+			}
+			v, err := h.Result(ctx)
+			if err != nil || v != i*2 {
+				errc <- fmt.Errorf("run %d: %d, %v", i, v, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+	for i := 0; i < old+fresh; i++ {
+		v, ok := ran.Load(i)
+		if !ok || v.(*atomic.Int64).Load() != 1 {
+			t.Errorf("run %d: step ran %v times, want once", i, v)
+		}
+	}
 }
 
 func testStartContext(t *testing.T, newApp NewApp) {

@@ -21,28 +21,25 @@ import (
 
 func presenceStores(t *testing.T) map[string]func(t *testing.T) store.Driver {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	migrated := func(t *testing.T, s store.Driver, err error) store.Driver {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		if err := s.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
 	return map[string]func(t *testing.T) store.Driver{
 		"postgres": func(t *testing.T) store.Driver {
 			s, err := postgres.Open(context.Background(), testdb.Postgres(t, "runner_presence"), postgres.Options{Logger: quiet})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = s.Close() })
-			if err := s.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			return s
+			return migrated(t, s, err)
 		},
 		"mariadb": func(t *testing.T) store.Driver {
 			s, err := mysql.Open(context.Background(), testdb.MariaDB(t, "runner_presence"), mysql.Options{Logger: quiet})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = s.Close() })
-			if err := s.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			return s
+			return migrated(t, s, err)
 		},
 	}
 }
@@ -63,30 +60,6 @@ func (l *logLines) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
-}
-
-func startLoggedRunner(t *testing.T, d store.Driver, addr string, heartbeat time.Duration, logs *logLines) *Runner {
-	t.Helper()
-	r := New(d, nopCallbacks{}, Options{
-		Address: addr, ReplicaID: addr, Groups: []string{"default"}, ShardCount: testShards,
-		Mode: store.LockAdvisory, Heartbeat: heartbeat,
-		EntityTypes: func() []string { return []string{"test.entity"} },
-		Logger:      slog.New(slog.NewTextHandler(io.MultiWriter(testWriter{t}, logs), nil)),
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = r.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		lctx, lcancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer lcancel()
-		r.Leave(lctx)
-	})
-	return r
 }
 
 // registerGhost writes a live-looking runner row for addr, as a process
@@ -121,7 +94,7 @@ func TestDeadPeerWithoutShardsIsFoundByPresence(t *testing.T) {
 
 			var logs logLines
 			started := time.Now()
-			r := startLoggedRunner(t, d, "real:1", time.Minute, &logs)
+			r := startRunnerLogging(t, d, store.LockAdvisory, "real:1", time.Minute, &logs)
 			waitUntil(t, 20*time.Second, "the real runner holds every shard", func() bool { return len(r.Held()) == testShards })
 			took := time.Since(started)
 			if !strings.Contains(logs.String(), "lock session is gone") {
@@ -152,7 +125,7 @@ func TestLivePeerIsNotSuspectedByPresence(t *testing.T) {
 				t.Fatal(err)
 			}
 			var logs logLines
-			r := startLoggedRunner(t, d, "real:1", time.Minute, &logs)
+			r := startRunnerLogging(t, d, store.LockAdvisory, "real:1", time.Minute, &logs)
 			waitUntil(t, 20*time.Second, "the real runner holds every shard", func() bool { return len(r.Held()) == testShards })
 			out := logs.String()
 			if strings.Contains(out, "lock session is gone") {

@@ -6,6 +6,7 @@ package runner
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"slices"
 	"testing"
@@ -25,12 +26,17 @@ func (nopCallbacks) Beat(context.Context)                      {}
 const testShards = 30
 
 func startRunner(t *testing.T, d store.Driver, mode store.LockMode, addr string, heartbeat time.Duration) *Runner {
+	return startRunnerLogging(t, d, mode, addr, heartbeat, io.Discard)
+}
+
+// startRunnerLogging also copies the runner's log to also.
+func startRunnerLogging(t *testing.T, d store.Driver, mode store.LockMode, addr string, heartbeat time.Duration, also io.Writer) *Runner {
 	t.Helper()
 	r := New(d, nopCallbacks{}, Options{
 		Address: addr, ReplicaID: addr, Groups: []string{"default"}, ShardCount: testShards,
 		Mode: mode, Heartbeat: heartbeat,
 		EntityTypes: func() []string { return []string{"test.entity"} },
-		Logger:      slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Logger:      slog.New(slog.NewTextHandler(io.MultiWriter(testWriter{t}, also), &slog.HandlerOptions{Level: slog.LevelInfo})),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

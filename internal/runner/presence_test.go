@@ -63,14 +63,24 @@ func (l *logLines) String() string {
 }
 
 // registerGhost writes a live-looking runner row for addr, as a process
-// that registered and heartbeat moments ago would have left it.
-func registerGhost(t *testing.T, d store.Driver, addr string) {
+// that registered and heartbeat moments ago would have left it, and returns
+// that process's locker, still open.
+func registerGhost(t *testing.T, d store.Driver, addr string) store.Locker {
 	t.Helper()
 	ctx := context.Background()
 	ghost := store.Runner{Address: addr, ReplicaID: addr, Groups: []string{"default"}, EntityTypes: []string{"test.entity"}, Healthy: true}
 	if err := d.RegisterRunner(ctx, ghost); err != nil {
 		t.Fatal(err)
 	}
+	l, err := d.NewLocker(ctx, store.LockAdvisory, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	if err := l.Heartbeat(ctx, addr); err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // A peer SIGKILLed while owning nothing: its row is fresh, it holds no
@@ -81,16 +91,7 @@ func TestDeadPeerWithoutShardsIsFoundByPresence(t *testing.T) {
 	for name, open := range presenceStores(t) {
 		t.Run(name, func(t *testing.T) {
 			d := open(t)
-			ctx := context.Background()
-			registerGhost(t, d, "ghost:1")
-			l, err := d.NewLocker(ctx, store.LockAdvisory, "ghost:1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := l.Heartbeat(ctx, "ghost:1"); err != nil {
-				t.Fatal(err)
-			}
-			_ = l.Close() // its session ends holding nothing
+			_ = registerGhost(t, d, "ghost:1").Close() // its session ends holding nothing
 
 			var logs logLines
 			started := time.Now()
@@ -114,16 +115,7 @@ func TestLivePeerIsNotSuspectedByPresence(t *testing.T) {
 	for name, open := range presenceStores(t) {
 		t.Run(name, func(t *testing.T) {
 			d := open(t)
-			ctx := context.Background()
-			registerGhost(t, d, "wedged:1")
-			l, err := d.NewLocker(ctx, store.LockAdvisory, "wedged:1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
-			if err := l.Heartbeat(ctx, "wedged:1"); err != nil {
-				t.Fatal(err)
-			}
+			registerGhost(t, d, "wedged:1") // its locker stays open
 			var logs logLines
 			r := startRunnerLogging(t, d, store.LockAdvisory, "real:1", time.Minute, &logs)
 			waitUntil(t, 20*time.Second, "the real runner holds every shard", func() bool { return len(r.Held()) == testShards })

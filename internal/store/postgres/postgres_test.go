@@ -144,9 +144,11 @@ func TestAdvisoryHolderKilled(t *testing.T) {
 	if _, ok, err := lb.Acquire(ctx, "default/7", time.Minute); err != nil || ok {
 		t.Fatalf("b must not take a held shard: ok=%v err=%v", ok, err)
 	}
-	// Kill the backend holding the advisory lock from a third connection.
+	// Kill the backend holding the shard's advisory lock from a third
+	// connection (b's backend holds a lock too: its presence).
 	adminExec(t, url, `SELECT pg_terminate_backend(pid) FROM pg_locks
-		WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)
+		WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		  AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = $1`, a.LockKey("default/7"))
 	var e2 int64
 	deadline := time.Now().Add(10 * time.Second)
 	for {

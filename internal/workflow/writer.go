@@ -1,10 +1,13 @@
 package workflow
 
 // Group commit of the runner's writes: every journal entry and state change
-// (and, where the store can batch them, every start) goes through a queue; a
-// flusher takes whatever has queued while the previous transaction was
-// committing and writes it all in one. Alone, a run pays one commit per write
-// as before; under load, hundreds of runs share a commit.
+// (and, where the store can batch them, every start) goes through a queue.
+// A caller that finds fewer than `flushers` transactions in flight writes
+// its request itself, at once, together with whatever has queued; callers
+// that arrive while the transactions are busy queue up, and the next free
+// flusher takes them all in one. Alone, a run pays one commit per write and
+// no hand-over between goroutines; under load, hundreds of runs share a
+// commit.
 
 import (
 	"context"
@@ -27,16 +30,17 @@ const (
 	writeTimeout = 10 * time.Second
 )
 
-// groupCommit queues requests of type Q and writes them in batches with
-// flush, which returns one outcome per request, or an error for the whole
-// batch (then every request of the batch gets it).
+// groupCommit writes requests of type Q in batches with flush, which returns
+// one outcome per request, or an error for the whole batch (then every
+// request of the batch gets it).
 type groupCommit[Q, R any] struct {
 	flushFn func(ctx context.Context, qs []Q) ([]R, error)
-	in      chan *queued[Q, R]
-	stop    chan struct{}
-	done    chan struct{} // closed when the flushers have returned
-	wg      sync.WaitGroup
-	once    sync.Once
+
+	mu       sync.Mutex
+	pending  []*queued[Q, R]
+	inFlight int  // flushes running
+	closed   bool // no new requests
+	idle     sync.Cond
 }
 
 type queued[Q, R any] struct {
@@ -50,72 +54,72 @@ type result[R any] struct {
 }
 
 func newGroupCommit[Q, R any](flush func(context.Context, []Q) ([]R, error)) *groupCommit[Q, R] {
-	g := &groupCommit[Q, R]{flushFn: flush, in: make(chan *queued[Q, R], maxBatch), stop: make(chan struct{}), done: make(chan struct{})}
-	g.wg.Add(flushers)
-	for range flushers {
-		go g.loop()
-	}
-	go func() { g.wg.Wait(); close(g.done) }()
+	g := &groupCommit[Q, R]{flushFn: flush}
+	g.idle.L = &g.mu
 	return g
 }
 
 var errWriterClosed = errs.New(errs.CodeUnavailable, "workflow engine closed")
 
-// do queues q and waits for its outcome.
+// do writes q, with others, and returns its outcome.
 func (g *groupCommit[Q, R]) do(q Q) (R, error) {
 	it := &queued[Q, R]{q: q, out: make(chan result[R], 1)}
-	var zero R
-	select {
-	case g.in <- it:
-	case <-g.stop:
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		var zero R
 		return zero, errWriterClosed
 	}
-	select {
-	case res := <-it.out:
-		return res.r, res.err
-	case <-g.done:
-		select {
-		case res := <-it.out:
-			return res.r, res.err
-		default:
-			return zero, errWriterClosed
-		}
+	g.pending = append(g.pending, it)
+	lead := g.inFlight < flushers
+	var batch []*queued[Q, R]
+	if lead {
+		g.inFlight++
+		batch = g.take()
 	}
-}
-
-func (g *groupCommit[Q, R]) loop() {
-	defer g.wg.Done()
-	batch := make([]*queued[Q, R], 0, maxBatch)
-	for {
-		select {
-		case <-g.stop:
-			g.drain()
-			return
-		case it := <-g.in:
-			batch = append(batch[:0], it)
-		}
-	gather:
-		for len(batch) < maxBatch {
-			select {
-			case it := <-g.in:
-				batch = append(batch, it)
-			default:
-				break gather
-			}
-		}
+	g.mu.Unlock()
+	if lead {
 		g.flush(batch)
+		// Ours is written: leave what queued meanwhile to a flusher of
+		// its own rather than make this caller wait for it.
+		g.mu.Lock()
+		if len(g.pending) > 0 {
+			go g.drain(g.take())
+		} else {
+			g.inFlight--
+			g.idle.Broadcast()
+		}
+		g.mu.Unlock()
 	}
+	res := <-it.out
+	return res.r, res.err
 }
 
-// drain fails what is still queued once the writer stops.
-func (g *groupCommit[Q, R]) drain() {
+// take removes up to maxBatch pending requests (g.mu held).
+func (g *groupCommit[Q, R]) take() []*queued[Q, R] {
+	n := min(len(g.pending), maxBatch)
+	batch := g.pending[:n:n]
+	g.pending = g.pending[n:]
+	if len(g.pending) == 0 {
+		g.pending = nil
+	}
+	return batch
+}
+
+// drain flushes batch and then whatever queued meanwhile, until nothing is
+// pending; it holds one of the in-flight slots throughout.
+func (g *groupCommit[Q, R]) drain(batch []*queued[Q, R]) {
 	for {
-		select {
-		case it := <-g.in:
-			it.out <- result[R]{err: errWriterClosed}
-		default:
+		g.flush(batch)
+		g.mu.Lock()
+		if len(g.pending) == 0 {
+			g.inFlight--
+			g.idle.Broadcast()
+			g.mu.Unlock()
 			return
 		}
+		batch = g.take()
+		g.mu.Unlock()
 	}
 }
 
@@ -136,9 +140,14 @@ func (g *groupCommit[Q, R]) flush(batch []*queued[Q, R]) {
 	}
 }
 
+// close refuses new requests and waits until what was accepted is written.
 func (g *groupCommit[Q, R]) close() {
-	g.once.Do(func() { close(g.stop) })
-	<-g.done
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	for g.inFlight > 0 || len(g.pending) > 0 {
+		g.idle.Wait()
+	}
 }
 
 // runWriter is the group commit of journal entries and state changes: an

@@ -99,10 +99,10 @@ func (e *Engine) send(ctx context.Context, in Message, wait bool) (Sent, chan st
 	if wait && e.cfg.Clustered() {
 		m.ReplyTo = e.address
 	}
-	var claim *store.EnqueueClaim
-	if in.Delay <= 0 && in.DeliverAt.IsZero() {
-		claim = e.ClaimFor(shard, in.EntityType)
-	}
+	// The claim takes a due message at insert; on one not due yet it tells
+	// the store the sender owns the shard (no NOTIFY needed: Dispatched
+	// wakes our own loop, which reads the next due time).
+	claim := e.ClaimFor(shard, in.EntityType)
 	res, err := e.d.Enqueue(ctx, m, claim)
 	if err != nil {
 		return Sent{}, nil, err

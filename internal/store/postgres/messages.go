@@ -52,7 +52,14 @@ const enqueueInsert = `INSERT INTO voltro_messages (shard, entity_type, entity_i
 	) c ON true`
 
 const enqueueReturning = ` RETURNING id, deliver_at, state, created_at, claim_epoch,
-	CASE WHEN state = 'pending' THEN (SELECT 1 FROM pg_notify($14, 'm ' || id || ' ' || $1)) END AS notified`
+	CASE WHEN state = 'pending' AND NOT ` + senderOwns + ` THEN (SELECT 1 FROM pg_notify($14, 'm ' || id || ' ' || $1)) END AS notified`
+
+// senderOwns: the claim's owner holds the message's shard at the claim's
+// epoch, so a message it left pending (one not due yet) needs no NOTIFY:
+// the sender wakes its own delivery loop, and should the shard move, the
+// next owner reads the backlog when it takes the shard.
+const senderOwns = `EXISTS (SELECT 1 FROM voltro_shard_locks l
+		WHERE $11::text <> '' AND l.shard = $1 AND l.owner = $11 AND l.epoch = $12)`
 
 // sqlEnqueue is the statement of a message without a dedupe key.
 const sqlEnqueue = enqueueInsert + enqueueReturning

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -356,6 +357,16 @@ func TestWakeSelection(t *testing.T) {
 	if err := a.Complete(ctx, store.Completion{MessageID: remote.ID, Shard: "default/1", Fence: fence}); err != nil {
 		t.Fatal(err)
 	}
+	// Not due yet, sent by the shard's owner: it wakes itself, no NOTIFY.
+	// The same from a sender whose claim is stale: the owner is told.
+	if _, err := a.Enqueue(ctx, &store.Message{Shard: "default/1", EntityType: "t", EntityID: "4", Delay: time.Hour}, claim); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := a.Enqueue(ctx, &store.Message{Shard: "default/1", EntityType: "t", EntityID: "5", Delay: time.Hour},
+		&store.EnqueueClaim{Owner: "a:1", Epoch: epoch + 1, ClaimTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
 	keyed, err := a.Enqueue(ctx, &store.Message{Shard: "default/2", EntityType: "t", EntityID: "3", DedupeKey: "k"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -367,8 +378,9 @@ func TestWakeSelection(t *testing.T) {
 		got = append(got, wk)
 		return wk.Kind == store.WakeMessage && wk.ID == keyed.ID
 	})
-	want := []store.Wake{{Kind: store.WakeReply, ID: remote.ID}, {Kind: store.WakeMessage, Shard: "default/2", ID: keyed.ID}}
-	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+	want := []store.Wake{{Kind: store.WakeReply, ID: remote.ID}, {Kind: store.WakeMessage, Shard: "default/1", ID: stale.ID},
+		{Kind: store.WakeMessage, Shard: "default/2", ID: keyed.ID}}
+	if !slices.Equal(got, want) {
 		t.Fatalf("wakes %+v, want %+v", got, want)
 	}
 }

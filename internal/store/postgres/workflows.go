@@ -49,7 +49,7 @@ func enqueueCTEs(gate string) string {
 		ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
 		RETURNING id, deliver_at, state, created_at, claim_epoch
 	), n AS (
-		SELECT pg_notify($14, 'm ' || ins.id || ' ' || $1) FROM ins WHERE ins.state = 'pending'
+		SELECT pg_notify($14, 'm ' || ins.id || ' ' || $1) FROM ins WHERE ins.state = 'pending' AND NOT ` + senderOwns + `
 	)`
 }
 

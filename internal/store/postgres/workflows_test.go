@@ -164,7 +164,7 @@ func TestStartMessageMatchesEnqueue(t *testing.T) {
 			m.Payload, m.ReplyTo = []byte(`{"a":1}`), "me:1"
 		}},
 	}
-	claimed := map[int64]bool{}
+	quiet := map[int64]bool{}
 	for _, c := range cases {
 		ref := &store.Message{Shard: "default/1", EntityType: "ref", EntityID: c.name, Tag: "start", DedupeKey: "ref:" + c.name}
 		msg := &store.Message{Shard: "default/1", EntityType: "workflow/order", EntityID: c.name, Tag: "start", DedupeKey: "wf-start:" + c.name}
@@ -198,16 +198,17 @@ func TestStartMessageMatchesEnqueue(t *testing.T) {
 			t.Fatalf("%s: start message differs from the enqueued one:\n%+v\n%+v", c.name, b, a)
 		}
 		// Wakes arrive in commit order: one for each pending start, none
-		// for a start claimed at insert before it.
-		if b.State == store.StatePending {
+		// for a start claimed at insert before it, nor for one not due yet
+		// that its shard's owner sent (the owner wakes itself).
+		if b.State == store.StatePending && c.name != "delayed" {
 			w.await(t, c.name+" start wake", func(wk store.Wake) bool {
-				if claimed[wk.ID] {
-					t.Errorf("wake for message %d, claimed at insert", wk.ID)
+				if quiet[wk.ID] {
+					t.Errorf("wake for message %d, claimed at insert or the owner's own", wk.ID)
 				}
 				return wk.Kind == store.WakeMessage && wk.ID == got.ID
 			})
 		} else {
-			claimed[got.ID], claimed[want.ID] = true, true
+			quiet[got.ID], quiet[want.ID] = true, true
 		}
 	}
 	// A start whose message key exists already reports the earlier message.

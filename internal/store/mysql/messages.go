@@ -35,12 +35,20 @@ const enqueueClaimed = `INSERT INTO voltro_messages (` + insertCols + `)
 			SELECT 1 FROM voltro_shard_locks WHERE shard = ? AND owner = ? AND epoch = ?) AS ok
 		FROM (SELECT UTC_TIMESTAMP(6) AS now, ` + deliverAtSQL + ` AS d) n) x`
 
-func (s *Store) Enqueue(ctx context.Context, m *store.Message, claim *store.EnqueueClaim) (store.EnqueueResult, error) {
+// enqueueWhere inserts a pending message like enqueuePlain, but only when
+// the condition appended to it holds.
+const enqueueWhere = `INSERT INTO voltro_messages (` + insertCols + `)
+	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ` + deliverAtSQL + `, 'pending', '', 0, NULL, 0, UTC_TIMESTAMP(6) FROM DUAL WHERE `
+
+// enqueueStmt is Enqueue's statement for m: plain, claimed at insert
+// (claim != nil), or plain under a condition (where != "", with whereArgs).
+// dkey is the encoded dedupe key, nil if none.
+func enqueueStmt(m *store.Message, claim *store.EnqueueClaim, where string, whereArgs ...any) (query string, args []any, dkey any, err error) {
 	var headers any
 	if m.Headers != nil {
 		b, err := json.Marshal(m.Headers)
 		if err != nil {
-			return store.EnqueueResult{}, errs.Wrap(errs.CodeInvalidArgument, err, "message headers")
+			return "", nil, nil, errs.Wrap(errs.CodeInvalidArgument, err, "message headers")
 		}
 		headers = string(b)
 	}
@@ -52,18 +60,30 @@ func (s *Store) Enqueue(ctx context.Context, m *store.Message, claim *store.Enqu
 	} else if m.Delay > 0 {
 		delay = micros(m.Delay)
 	}
-	args := []any{m.Shard, m.EntityType, m.EntityID, m.Tag, m.Payload, headers, dkey, dfull, m.ReplyTo}
-	query := enqueuePlain
-	if claim != nil {
+	args = []any{m.Shard, m.EntityType, m.EntityID, m.Tag, m.Payload, headers, dkey, dfull, m.ReplyTo}
+	switch {
+	case claim != nil:
 		query = enqueueClaimed
 		args = append(args, claim.Owner, claim.Epoch, micros(claim.ClaimTTL), m.Shard, claim.Owner, claim.Epoch, deliverAt, delay)
-	} else {
+	case where != "":
+		query = enqueueWhere + where
+		args = append(append(args, deliverAt, delay), whereArgs...)
+	default:
+		query = enqueuePlain
 		args = append(args, deliverAt, delay)
+	}
+	return query, args, dkey, nil
+}
+
+func (s *Store) Enqueue(ctx context.Context, m *store.Message, claim *store.EnqueueClaim) (store.EnqueueResult, error) {
+	query, args, dkey, err := enqueueStmt(m, claim, "")
+	if err != nil {
+		return store.EnqueueResult{}, err
 	}
 
 	var res store.EnqueueResult
 	var state string
-	err := s.retry(ctx, func() error {
+	err = s.retry(ctx, func() error {
 		if s.returning() {
 			return s.db.QueryRowContext(ctx, query+" RETURNING id, deliver_at, created_at, state", args...).
 				Scan(&res.ID, &m.DeliverAt, &m.CreatedAt, &state)

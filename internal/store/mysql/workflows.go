@@ -12,7 +12,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -42,11 +41,6 @@ const upsertStartContext = "INSERT INTO `_voltro_workflow_start_contexts` " +
 	` + "`subject` = VALUES(`subject`), `trace` = VALUES(`trace`), `source` = VALUES(`source`), " +
 	"`parentId` = VALUES(`parentId`), `parentClose` = VALUES(`parentClose`), `createdAt` = VALUES(`createdAt`)"
 
-// enqueueWhere inserts a pending message like enqueuePlain, but only when
-// the condition appended to it holds.
-const enqueueWhere = `INSERT INTO voltro_messages (` + insertCols + `)
-	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ` + deliverAtSQL + `, 'pending', '', 0, NULL, 0, UTC_TIMESTAMP(6) FROM DUAL WHERE `
-
 // lastMessage reads back the message the session inserted last.
 const lastMessage = "SELECT id, deliver_at, created_at, state FROM voltro_messages WHERE id = LAST_INSERT_ID()"
 
@@ -55,42 +49,6 @@ const keepDuplicate = " ON DUPLICATE KEY UPDATE id = id"
 
 // errExecExists stops the transaction of a start whose id exists.
 var errExecExists = errors.New("execution exists")
-
-// enqueueStmt is Enqueue's statement for m, as Enqueue builds it: plain,
-// claimed at insert (claim != nil), or plain under a condition (where != "",
-// with whereArgs). dkey is the encoded dedupe key, nil if none.
-// TODO: share with messages.go's Enqueue, which builds the same arguments.
-func enqueueStmt(m *store.Message, claim *store.EnqueueClaim, where string, whereArgs ...any) (query string, args []any, dkey any, err error) {
-	var headers any
-	if m.Headers != nil {
-		b, err := json.Marshal(m.Headers)
-		if err != nil {
-			return "", nil, nil, errs.Wrap(errs.CodeInvalidArgument, err, "message headers")
-		}
-		headers = string(b)
-	}
-	dkey, dfull := encodeDedupe(m.DedupeKey)
-	var deliverAt any
-	var delay int64
-	if !m.DeliverAt.IsZero() {
-		deliverAt = m.DeliverAt.UTC()
-	} else if m.Delay > 0 {
-		delay = micros(m.Delay)
-	}
-	args = []any{m.Shard, m.EntityType, m.EntityID, m.Tag, m.Payload, headers, dkey, dfull, m.ReplyTo}
-	switch {
-	case claim != nil:
-		query = enqueueClaimed
-		args = append(args, claim.Owner, claim.Epoch, micros(claim.ClaimTTL), m.Shard, claim.Owner, claim.Epoch, deliverAt, delay)
-	case where != "":
-		query = enqueueWhere + where
-		args = append(append(args, deliverAt, delay), whereArgs...)
-	default:
-		query = enqueuePlain
-		args = append(args, deliverAt, delay)
-	}
-	return query, args, dkey, nil
-}
 
 // enqueued records on m and res what the store assigned to an inserted message.
 func enqueued(m *store.Message, claim *store.EnqueueClaim, res *store.EnqueueResult, sm sentMessage) {

@@ -24,6 +24,7 @@ type locker struct {
 	connID  int64
 	held    map[string]int64  // shard -> epoch we acquired it at
 	session map[string]string // advisory: shard -> GET_LOCK name held by this session
+	present bool              // advisory: holds the runner's presence lock
 	closed  bool
 }
 
@@ -57,19 +58,10 @@ func (s *Store) NewLocker(ctx context.Context, mode store.LockMode, owner string
 		db.Close()
 		return nil, wrapErr("locker: open the reserved connection", err)
 	}
-	if mode == store.LockAdvisory {
-		// Presence: held for the session's life, so a peer sees this
-		// runner's death at once even when it owns no shard.
-		var got sql.NullInt64
-		name := lockName(s.namespace, s.database, store.PresenceKey(owner))
-		if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 0)", name).Scan(&got); err != nil {
-			conn.Close()
-			db.Close()
-			return nil, wrapErr("locker: take the presence lock", err)
-		}
-		if got.Int64 != 1 {
-			s.log.Warn("mysql store: another session holds this runner's presence lock (two processes with one address?)", "runner", owner)
-		}
+	if err := l.takePresence(ctx); err != nil {
+		conn.Close()
+		db.Close()
+		return nil, err
 	}
 	return l, nil
 }
@@ -181,6 +173,9 @@ func (l *locker) Heartbeat(ctx context.Context, address string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.check(); err != nil {
+		return err
+	}
+	if err := l.takePresence(ctx); err != nil {
 		return err
 	}
 	res, err := l.exec(ctx, "UPDATE voltro_runners SET last_heartbeat = UTC_TIMESTAMP(6) WHERE address = ?", address)

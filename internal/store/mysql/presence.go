@@ -4,6 +4,7 @@ package mysql
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 
 	"github.com/voltro/voltro/internal/store"
@@ -45,4 +46,23 @@ func (l *locker) Absent(ctx context.Context, runners []string) ([]string, error)
 		absent = append(absent, r)
 	}
 	return absent, wrapErr("presence", rows.Err())
+}
+
+// takePresence takes the runner's presence lock in advisory mode unless
+// this session holds it already: at NewLocker, and again on every
+// heartbeat while another session (an earlier one of this runner that the
+// server has not reaped yet, say) still holds it.
+func (l *locker) takePresence(ctx context.Context) error {
+	if l.mode != store.LockAdvisory || l.present {
+		return nil
+	}
+	var got sql.NullInt64
+	if err := l.conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 0)", lockName(l.s.namespace, l.s.database, store.PresenceKey(l.owner))).Scan(&got); err != nil {
+		return wrapErr("locker: take the presence lock", err)
+	}
+	l.present = got.Int64 == 1
+	if !l.present {
+		l.s.log.Warn("mysql store: another session holds this runner's presence lock (an earlier session not yet reaped, or two processes with one address); trying again on the next heartbeat", "runner", l.owner)
+	}
+	return nil
 }

@@ -18,10 +18,11 @@ type locker struct {
 	mode  store.LockMode
 	owner string
 
-	mu     sync.Mutex
-	conn   *pgx.Conn
-	held   map[string]int64 // shard -> epoch of our latest acquisition
-	closed bool
+	mu      sync.Mutex
+	conn    *pgx.Conn
+	held    map[string]int64 // shard -> epoch of our latest acquisition
+	present bool             // advisory: holds the runner's presence lock
+	closed  bool
 }
 
 func (s *Store) NewLocker(ctx context.Context, mode store.LockMode, owner string) (store.Locker, error) {
@@ -36,17 +37,9 @@ func (s *Store) NewLocker(ctx context.Context, mode store.LockMode, owner string
 		return nil, err
 	}
 	l := &locker{s: s, mode: mode, owner: owner, conn: conn, held: map[string]int64{}}
-	if mode == store.LockAdvisory {
-		// Presence: held for the session's life, so a peer sees this
-		// runner's death at once even when it owns no shard.
-		var ok bool
-		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, s.lockKey(store.PresenceKey(owner))).Scan(&ok); err != nil {
-			_ = conn.Close(ctx)
-			return nil, wrapErr("locker: take the presence lock", err)
-		}
-		if !ok {
-			s.log.Warn("locker: another session holds this runner's presence lock (two processes with one address?)", "runner", owner)
-		}
+	if err := l.takePresence(ctx); err != nil {
+		_ = conn.Close(ctx)
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -213,6 +206,9 @@ func (l *locker) Heartbeat(ctx context.Context, address string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.check(); err != nil {
+		return err
+	}
+	if err := l.takePresence(ctx); err != nil {
 		return err
 	}
 	tag, err := l.conn.Exec(ctx, `UPDATE voltro_runners SET last_heartbeat = now() WHERE address = $1`, address)

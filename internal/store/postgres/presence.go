@@ -39,3 +39,20 @@ func (l *locker) Absent(ctx context.Context, runners []string) ([]string, error)
 	absent, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	return absent, wrapErr("presence", err)
 }
+
+// takePresence takes the runner's presence lock in advisory mode unless
+// this session holds it already: at NewLocker, and again on every
+// heartbeat while another session (an earlier one of this runner that the
+// server has not reaped yet, say) still holds it.
+func (l *locker) takePresence(ctx context.Context) error {
+	if l.mode != store.LockAdvisory || l.present {
+		return nil
+	}
+	if err := l.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, l.s.lockKey(store.PresenceKey(l.owner))).Scan(&l.present); err != nil {
+		return wrapErr("locker: take the presence lock", err)
+	}
+	if !l.present {
+		l.s.log.Warn("locker: another session holds this runner's presence lock (an earlier session not yet reaped, or two processes with one address); trying again on the next heartbeat", "runner", l.owner)
+	}
+	return nil
+}

@@ -746,9 +746,21 @@ func testPresence(t *testing.T, factory Factory, opts Options, mode store.LockMo
 		time.Sleep(20 * time.Millisecond)
 	}
 	// A new locker of the same runner (a restart) is present again.
-	a2 := locker(t, d, mode, "a:1")
-	_ = a2
+	a2 := must(d.NewLocker(ctx, mode, "a:1"))(t)
+	defer a2.Close()
 	if got := absent("a:1"); len(got) != 0 {
 		t.Fatalf("a restarted; Absent = %v", got)
+	}
+	// A locker that opened while an earlier session of its runner still
+	// held the presence takes it over on its next heartbeat.
+	check(t, d.RegisterRunner(ctx, store.Runner{Address: "a:1", ReplicaID: "a", Groups: []string{"default"}}))
+	a3 := locker(t, d, mode, "a:1")
+	check(t, a2.Close())
+	if got := absent("a:1"); !slices.Equal(got, []string{"a:1"}) {
+		t.Fatalf("a's present session closed before a3's heartbeat; Absent = %v", got)
+	}
+	check(t, a3.Heartbeat(ctx, "a:1"))
+	if got := absent("a:1"); len(got) != 0 {
+		t.Fatalf("a3 heartbeat: it holds a's presence now; Absent = %v", got)
 	}
 }

@@ -128,9 +128,7 @@ func (g *groupCommit[Q, R]) flush(batch []*queued[Q, R]) {
 	for i, it := range batch {
 		qs[i] = it.q
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	out, err := g.flushFn(ctx, qs)
-	cancel()
+	out, err := g.call(qs)
 	for i, it := range batch {
 		if err != nil {
 			it.out <- result[R]{err: err}
@@ -138,6 +136,24 @@ func (g *groupCommit[Q, R]) flush(batch []*queued[Q, R]) {
 			it.out <- result[R]{r: out[i]}
 		}
 	}
+}
+
+// call runs flushFn under the write timeout. A panic or a short answer
+// becomes the batch's error: every caller of the batch gets an outcome, and
+// the flush slot is given back.
+func (g *groupCommit[Q, R]) call(qs []Q) (out []R, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, errs.New(errs.CodeInternal, "group commit: the write panicked: %v", p)
+		}
+	}()
+	out, err = g.flushFn(ctx, qs)
+	if err == nil && len(out) != len(qs) {
+		err = errs.New(errs.CodeInternal, "group commit: %d outcomes for %d writes", len(out), len(qs))
+	}
+	return out, err
 }
 
 // close refuses new requests and waits until what was accepted is written.

@@ -339,7 +339,7 @@ func rss(pid int) int64 {
 // at once on one runner, whose RSS stays bounded; then they all wake and
 // complete. N is VOLTRO_E2E_SLEEPERS: 20000 by default, which keeps the
 // suite inside its time budget on a 2-core machine; the 100,000 is
-// run with VOLTRO_E2E_SLEEPERS=100000 (about 7 minutes here). The runner is a
+// run with VOLTRO_E2E_SLEEPERS=100000 (about 6 minutes here). The runner is a
 // separate process of this test binary (the runner role with
 // E2E_SLEEPERS=N), which starts the runs itself: a runner starting runs on
 // its own shards inserts them already claimed, while a remote client's

@@ -61,13 +61,18 @@ func newGroupCommit[Q, R any](flush func(context.Context, []Q) ([]R, error)) *gr
 
 var errWriterClosed = errs.New(errs.CodeUnavailable, "workflow engine closed")
 
-// do writes q, with others, and returns its outcome.
-func (g *groupCommit[Q, R]) do(q Q) (R, error) {
+// do writes q, with others, and returns its outcome. A caller that writes
+// the batch itself sees it through (others' outcomes depend on it); one
+// that waits gives up when ctx ends, its request possibly written anyway.
+func (g *groupCommit[Q, R]) do(ctx context.Context, q Q) (R, error) {
+	var zero R
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
 	it := &queued[Q, R]{q: q, out: make(chan result[R], 1)}
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
-		var zero R
 		return zero, errWriterClosed
 	}
 	g.pending = append(g.pending, it)
@@ -91,8 +96,12 @@ func (g *groupCommit[Q, R]) do(q Q) (R, error) {
 		}
 		g.mu.Unlock()
 	}
-	res := <-it.out
-	return res.r, res.err
+	select {
+	case res := <-it.out:
+		return res.r, res.err
+	case <-ctx.Done():
+		return zero, errs.Wrap(errs.CodeDeadline, ctx.Err(), "waiting for a write queued behind others; it may still be written")
+	}
 }
 
 // take removes up to maxBatch pending requests (g.mu held).
@@ -178,7 +187,7 @@ func newRunWriter(ws store.RunWriter) *runWriter {
 
 // write queues w and waits for its outcome.
 func (r *runWriter) write(w store.RunWrite) error {
-	out, err := r.g.do(w)
+	out, err := r.g.do(context.Background(), w)
 	if err != nil {
 		return err
 	}
@@ -237,7 +246,7 @@ func (s *starter) start(ctx context.Context, q store.StartRequest) store.StartOu
 	if s.g == nil {
 		return s.one(ctx, q)
 	}
-	o, err := s.g.do(q)
+	o, err := s.g.do(ctx, q)
 	if err != nil {
 		o.Err = err
 	}

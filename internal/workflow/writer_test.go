@@ -39,7 +39,7 @@ func TestGroupCommitBatchesWhileBusy(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v, err := g.do(i)
+			v, err := g.do(context.Background(), i)
 			if err != nil || v != i*2 {
 				errc <- errors.New("wrong outcome")
 			}
@@ -68,7 +68,7 @@ func TestGroupCommitBatchesWhileBusy(t *testing.T) {
 		t.Fatalf("%d flushes, largest %d: want the %d that queued in one", calls.Load(), largest.Load(), n-flushers)
 	}
 	g.close()
-	if _, err := g.do(1); !errors.Is(err, errs.ErrUnavailable) {
+	if _, err := g.do(context.Background(), 1); !errors.Is(err, errs.ErrUnavailable) {
 		t.Fatalf("after close: %v", err)
 	}
 }
@@ -98,7 +98,7 @@ func TestGroupCommitFailuresReachEveryCaller(t *testing.T) {
 		internal,
 	} {
 		mode.Store(int32(m))
-		if _, err := g.do(1); !want(err) {
+		if _, err := g.do(context.Background(), 1); !want(err) {
 			t.Fatalf("mode %d: %v", m, err)
 		}
 	}
@@ -107,4 +107,36 @@ func TestGroupCommitFailuresReachEveryCaller(t *testing.T) {
 	if g.inFlight != 0 {
 		t.Fatalf("%d flush slots still taken after the failures", g.inFlight)
 	}
+}
+
+// A caller queued behind busy transactions gives up when its context ends;
+// the callers writing the batches see them through.
+func TestGroupCommitWaiterHonoursItsContext(t *testing.T) {
+	release := make(chan struct{})
+	g := newGroupCommit(func(_ context.Context, qs []int) ([]int, error) {
+		<-release
+		return qs, nil
+	})
+	var wg sync.WaitGroup
+	for i := range flushers {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, _ = g.do(context.Background(), i) }()
+	}
+	for {
+		g.mu.Lock()
+		busy := g.inFlight == flushers
+		g.mu.Unlock()
+		if busy {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := g.do(ctx, 99); !errors.Is(err, errs.ErrDeadline) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("queued behind busy slots past its deadline: %v", err)
+	}
+	close(release)
+	wg.Wait()
+	g.close() // the abandoned request is still written
 }

@@ -356,8 +356,14 @@ func (s *Store) ReplayDead(ctx context.Context, id int64) error {
 	return nil
 }
 
+// ExtendClaims skips the claims another transaction has locked: those are
+// being completed or released (a group-committed batch of run writes holds
+// several until it commits, and taking them in another order deadlocked
+// with it), and a claim skipped once is extended on the next heartbeat,
+// long before it expires.
 func (s *Store) ExtendClaims(ctx context.Context, owner string, ttl time.Duration) error {
-	_, err := s.pool.Exec(ctx, `UPDATE voltro_messages SET claim_expires_at = now() + $2::bigint * interval '1 microsecond'
-		WHERE state = 'claimed' AND claimed_by = $1`, owner, micros(ttl))
+	_, err := s.pool.Exec(ctx, `UPDATE voltro_messages m SET claim_expires_at = now() + $2::bigint * interval '1 microsecond'
+		FROM (SELECT id FROM voltro_messages WHERE state = 'claimed' AND claimed_by = $1 FOR UPDATE SKIP LOCKED) c
+		WHERE m.id = c.id`, owner, micros(ttl))
 	return wrapErr("extend claims", err)
 }

@@ -436,3 +436,66 @@ func TestUnavailable(t *testing.T) {
 		t.Fatalf("heartbeat on a killed session: want unavailable, got %v", err)
 	}
 }
+
+// ExtendClaims passes over a claim another transaction holds locked (a run
+// write batch completing it) instead of waiting on it: waiting, in another
+// lock order than the batch's, deadlocked under load.
+func TestExtendClaimsSkipsLockedClaims(t *testing.T) {
+	ctx := ctxT(t)
+	url := testdb.Postgres(t, "pgextend")
+	s := open(t, url)
+	lk, err := s.NewLocker(ctx, store.LockAdvisory, "a:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	epoch, _, err := lk.Acquire(ctx, "default/1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := &store.EnqueueClaim{Owner: "a:1", Epoch: epoch, ClaimTTL: time.Minute}
+	var ids []int64
+	for i := range 2 {
+		r, err := s.Enqueue(ctx, &store.Message{Shard: "default/1", EntityType: "t", EntityID: fmt.Sprint(i)}, claim)
+		if err != nil || r.ClaimedEpoch == 0 {
+			t.Fatalf("enqueue claimed: %+v %v", r, err)
+		}
+		ids = append(ids, r.ID)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `UPDATE voltro_messages SET attempts = attempts WHERE id = $1`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	before := map[int64]time.Time{}
+	for _, id := range ids {
+		m, err := s.GetMessage(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[id] = m.ClaimExpiresAt
+	}
+	ectx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := s.ExtendClaims(ectx, "a:1", time.Hour); err != nil {
+		t.Fatalf("extend with one claim locked elsewhere: %v", err)
+	}
+	for i, id := range ids {
+		m, err := s.GetMessage(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		extended := m.ClaimExpiresAt.After(before[id].Add(30 * time.Minute))
+		if extended != (i == 1) {
+			t.Fatalf("message %d (locked elsewhere: %v): claim expires %s, was %s", id, i == 0, m.ClaimExpiresAt, before[id])
+		}
+	}
+}

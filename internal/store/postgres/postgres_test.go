@@ -110,6 +110,23 @@ func TestMigrateConcurrently(t *testing.T) {
 	}
 }
 
+// hold takes default/1 for a:1 in mode and returns the claim and fence that
+// go with it; the locker closes when the test ends.
+func hold(t *testing.T, s *postgres.Store, mode store.LockMode) (*store.EnqueueClaim, store.Fence) {
+	t.Helper()
+	ctx := ctxT(t)
+	lk, err := s.NewLocker(ctx, mode, "a:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lk.Close() })
+	epoch, _, err := lk.Acquire(ctx, "default/1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &store.EnqueueClaim{Owner: "a:1", Epoch: epoch, ClaimTTL: time.Minute}, store.Fence{Owner: "a:1", Epoch: epoch}
+}
+
 // adminExec runs one statement on a connection of its own (outside any store).
 func adminExec(t *testing.T, url, q string, args ...any) {
 	t.Helper()
@@ -332,17 +349,8 @@ func TestWakeSelection(t *testing.T) {
 	a := open(t, url)
 	w := listen(t, a)
 	listening(t, a.DB())
-	lk, err := a.NewLocker(ctx, store.LockAdvisory, "a:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
-	epoch, _, err := lk.Acquire(ctx, "default/1", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	claim := &store.EnqueueClaim{Owner: "a:1", Epoch: epoch, ClaimTTL: time.Minute}
-	fence := store.Fence{Owner: "a:1", Epoch: epoch}
+	claim, fence := hold(t, a, store.LockAdvisory)
+	epoch := claim.Epoch
 	local, err := a.Enqueue(ctx, &store.Message{Shard: "default/1", EntityType: "t", EntityID: "1", ReplyTo: "a:1"}, claim)
 	if err != nil || local.ClaimedEpoch != epoch {
 		t.Fatalf("local enqueue: %+v %v", local, err)
@@ -388,17 +396,7 @@ func TestWakeSelection(t *testing.T) {
 func TestCompleteShardArgument(t *testing.T) {
 	ctx := ctxT(t)
 	a := open(t, testdb.Postgres(t, "pgshardarg"))
-	lk, err := a.NewLocker(ctx, store.LockRow, "a:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
-	epoch, _, err := lk.Acquire(ctx, "default/1", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	claim := &store.EnqueueClaim{Owner: "a:1", Epoch: epoch, ClaimTTL: time.Minute}
-	fence := store.Fence{Owner: "a:1", Epoch: epoch}
+	claim, fence := hold(t, a, store.LockRow)
 	r, err := a.Enqueue(ctx, &store.Message{Shard: "default/1", EntityType: "t", EntityID: "1"}, claim)
 	if err != nil {
 		t.Fatal(err)
@@ -444,16 +442,7 @@ func TestExtendClaimsSkipsLockedClaims(t *testing.T) {
 	ctx := ctxT(t)
 	url := testdb.Postgres(t, "pgextend")
 	s := open(t, url)
-	lk, err := s.NewLocker(ctx, store.LockAdvisory, "a:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lk.Close()
-	epoch, _, err := lk.Acquire(ctx, "default/1", time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	claim := &store.EnqueueClaim{Owner: "a:1", Epoch: epoch, ClaimTTL: time.Minute}
+	claim, _ := hold(t, s, store.LockAdvisory)
 	var ids []int64
 	for i := range 2 {
 		r, err := s.Enqueue(ctx, &store.Message{Shard: "default/1", EntityType: "t", EntityID: fmt.Sprint(i)}, claim)

@@ -544,35 +544,42 @@ func galeraDSN(userName, pass, hostport, db string) string {
 }
 
 func galeraCreateDatabase(ctx context.Context, dsns []string, name string) error {
-	first, err := sql.Open("mysql", dsns[0])
-	if err != nil {
-		return fmt.Errorf("galera: %w", err)
-	}
-	defer first.Close()
-	if _, err := first.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+name+"`"); err != nil {
-		return fmt.Errorf("galera: drop %s (is the cluster running? scripts/test starts it): %w", name, err)
-	}
-	if _, err := first.ExecContext(ctx, "CREATE DATABASE `"+name+"`"); err != nil {
-		return fmt.Errorf("galera: create %s: %w", name, err)
-	}
-	// DDL replicates in total order but is applied asynchronously on the
-	// other nodes: wait until each one has it.
-	for _, dsn := range dsns[1:] {
+	dbs := make([]*sql.DB, len(dsns))
+	for i, dsn := range dsns {
 		db, err := sql.Open("mysql", dsn)
 		if err != nil {
 			return fmt.Errorf("galera: %w", err)
 		}
-		err = waitFor(ctx, 30*time.Second, func() (bool, error) {
-			var n int
-			err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", name).Scan(&n)
-			return n == 1, err
-		})
-		db.Close()
-		if err != nil {
-			return fmt.Errorf("galera: database %s not visible on every node: %w", name, err)
-		}
+		defer db.Close()
+		dbs[i] = db
 	}
-	return nil
+	// DDL replicates in total order but is applied asynchronously on the
+	// other nodes. The name is reused by every call in a package, so first
+	// wait until each node has applied the DROP: seeing the name before
+	// that could be the previous incarnation, about to vanish.
+	visible := func(want bool) error {
+		for i, db := range dbs[1:] {
+			err := waitFor(ctx, 30*time.Second, func() (bool, error) {
+				var n int
+				err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", name).Scan(&n)
+				return (n == 1) == want, err
+			})
+			if err != nil {
+				return fmt.Errorf("galera: database %s still %s on node %d: %w", name, map[bool]string{true: "missing", false: "present"}[want], i+1, err)
+			}
+		}
+		return nil
+	}
+	if _, err := dbs[0].ExecContext(ctx, "DROP DATABASE IF EXISTS `"+name+"`"); err != nil {
+		return fmt.Errorf("galera: drop %s (is the cluster running? scripts/test starts it): %w", name, err)
+	}
+	if err := visible(false); err != nil {
+		return err
+	}
+	if _, err := dbs[0].ExecContext(ctx, "CREATE DATABASE `"+name+"`"); err != nil {
+		return fmt.Errorf("galera: create %s: %w", name, err)
+	}
+	return visible(true)
 }
 
 // --- starting and stopping nodes ---

@@ -53,17 +53,20 @@ func freshURL(t testing.TB, url string, opts mysql.Options) *mysql.Store {
 }
 
 // spread is one store made of three handles on three Galera nodes: locks
-// and messages on node 0, workflow runs on node 1, introspection on node 2.
+// and messages on node 0, workflow runs (and start batches) on node 1,
+// introspection on node 2.
 type spread struct {
 	store.Driver
 	store.WorkflowStore
 	store.WorkflowIntrospection
+	store.BatchStarter // the runs' handle, as a start batch goes there
 }
 
 func TestWorkflowsGalera(t *testing.T) {
 	storetest.RunWorkflows(t, func(t *testing.T) store.Driver {
 		urls := testdb.Galera(t)
-		return spread{freshURL(t, urls[0], quiet), open(t, urls[1], quiet), open(t, urls[2], quiet)}
+		runs := open(t, urls[1], quiet)
+		return spread{freshURL(t, urls[0], quiet), runs, open(t, urls[2], quiet), runs}
 	})
 }
 

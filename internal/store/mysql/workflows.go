@@ -138,13 +138,23 @@ func scanOne(rows *sql.Rows, dest ...any) (bool, error) {
 	return true, rows.Err()
 }
 
+// readStarted reads back, after a start's inserts, the run's timestamps and
+// the start message the session inserted last (args: the run's id).
+const readStarted = `SELECT e.created_at, e.updated_at, m.id, m.deliver_at, m.created_at, m.state
+	FROM voltro_workflow_executions e LEFT JOIN voltro_messages m ON m.id = LAST_INSERT_ID() WHERE e.id = ?`
+
+// startArgs are insertExec's and upsertStartContext's arguments for a start.
+func startArgs(x store.Execution, sc store.StartContext) (execArgs, scArgs []any) {
+	return []any{x.ID, x.Name, x.Shard, x.Key, string(x.Status), x.Input, x.Output, x.Error,
+			x.ParentID, x.ParentClose, x.CancelRequested, x.WaitingOn, x.Runner},
+		[]any{x.ID, sc.Subject, sc.Trace, sc.Source, sc.ParentID, sc.ParentClose}
+}
+
 func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.StartContext, start *store.Message, claim *store.EnqueueClaim) (store.Execution, bool, store.EnqueueResult, error) {
 	var res store.EnqueueResult
 	x.Status = store.ExecRunning
 	x.FinishedAt = time.Time{}
-	execArgs := []any{x.ID, x.Name, x.Shard, x.Key, string(x.Status), x.Input, x.Output, x.Error,
-		x.ParentID, x.ParentClose, x.CancelRequested, x.WaitingOn, x.Runner}
-	scArgs := []any{x.ID, sc.Subject, sc.Trace, sc.Source, sc.ParentID, sc.ParentClose}
+	execArgs, scArgs := startArgs(x, sc)
 	var mq string
 	var margs []any
 	var dkey any
@@ -162,8 +172,7 @@ func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.
 		if start != nil {
 			stmts = append(stmts, mq)
 			args = append(args, margs...)
-			final = `SELECT e.created_at, e.updated_at, m.id, m.deliver_at, m.created_at, m.state
-				FROM voltro_workflow_executions e LEFT JOIN voltro_messages m ON m.id = LAST_INSERT_ID() WHERE e.id = ?`
+			final = readStarted
 		}
 		args = append(args, x.ID)
 		var sm sentMessage
@@ -276,13 +285,10 @@ func (s *Store) StartExecutions(ctx context.Context, reqs []store.StartRequest) 
 		if err != nil {
 			return nil, err
 		}
-		stmts = append(stmts, insertExec, upsertStartContext, mq,
-			`SELECT e.created_at, e.updated_at, m.id, m.deliver_at, m.created_at, m.state
-				FROM voltro_workflow_executions e LEFT JOIN voltro_messages m ON m.id = LAST_INSERT_ID() WHERE e.id = ?`)
-		args = append(args, x.ID, x.Name, x.Shard, x.Key, string(store.ExecRunning), x.Input, x.Output, x.Error,
-			x.ParentID, x.ParentClose, x.CancelRequested, x.WaitingOn, x.Runner)
-		args = append(args, x.ID, sc.Subject, sc.Trace, sc.Source, sc.ParentID, sc.ParentClose)
-		args = append(append(args, margs...), x.ID)
+		x.Status = store.ExecRunning
+		execArgs, scArgs := startArgs(x, sc)
+		stmts = append(stmts, insertExec, upsertStartContext, mq, readStarted)
+		args = append(append(append(append(args, execArgs...), scArgs...), margs...), x.ID)
 	}
 	sms := make([]sentMessage, len(reqs))
 	err := s.txBatch(ctx, stmts, args, func(rows *sql.Rows) error {

@@ -451,15 +451,7 @@ func TestExtendClaimsSkipsLockedClaims(t *testing.T) {
 		}
 		ids = append(ids, r.ID)
 	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := beginOwn(t, url)
 	defer tx.Rollback(context.Background())
 	if _, err := tx.Exec(ctx, `UPDATE voltro_messages SET attempts = attempts WHERE id = $1`, ids[0]); err != nil {
 		t.Fatal(err)

@@ -358,21 +358,29 @@ func BenchmarkWorkflow(b *testing.B) {
 	}
 }
 
+// beginOwn opens a transaction on a connection of its own (outside any
+// store), closed when the test ends.
+func beginOwn(t *testing.T, url string) pgx.Tx {
+	t.Helper()
+	conn, err := pgx.Connect(ctxT(t), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	tx, err := conn.Begin(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
 // afterBlocking runs setup in a transaction of its own, starts call, waits
 // until call is blocked on that transaction's locks, then commits it: call
 // then sees a row committed after its statement's snapshot was taken.
 func afterBlocking(t *testing.T, url, setup string, call func() error) error {
 	t.Helper()
 	ctx := ctxT(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := beginOwn(t, url)
 	if _, err := tx.Exec(ctx, setup); err != nil {
 		t.Fatalf("%s: %v", setup, err)
 	}
@@ -380,7 +388,7 @@ func afterBlocking(t *testing.T, url, setup string, call func() error) error {
 	go func() { done <- call() }()
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		var waiting int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}

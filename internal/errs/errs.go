@@ -32,6 +32,7 @@ const (
 	CodeUnauthenticated Code = "unauthenticated"  // runner RPC or admin call without valid credentials
 	CodeNotOwner        Code = "not_owner"        // this runner does not own the shard asked for
 	CodeAlreadyExists   Code = "already_exists"   // a unique thing exists already
+	CodePermission      Code = "permission"       // the database refused an operation for lack of a privilege
 	CodeInternal        Code = "internal"         // anything else
 )
 
@@ -95,6 +96,7 @@ var (
 	ErrUnauthenticated = &Error{Code: CodeUnauthenticated}
 	ErrNotOwner        = &Error{Code: CodeNotOwner}
 	ErrAlreadyExists   = &Error{Code: CodeAlreadyExists}
+	ErrPermission      = &Error{Code: CodePermission}
 )
 
 // Encode turns any error into JSON that Decode turns back into an *Error with

@@ -61,6 +61,24 @@ type ShardSurveyor interface {
 // returns nothing.
 type PresenceProber interface {
 	Absent(ctx context.Context, runners []string) ([]string, error)
+	// Present reports whether this locker holds its own runner's presence
+	// lock (taken at NewLocker and retried on every Heartbeat). While it
+	// does not, another session stands behind the same address: an earlier
+	// session of this runner not yet reaped, a frozen predecessor, or a
+	// second live process with the same address. Row mode: always true.
+	Present() bool
+}
+
+// Fencer is implemented by lockers whose locks live in a database session
+// (advisory mode). Fence ends, through the database, every session except
+// the caller's own that holds runner's presence lock or the lock of one of
+// shards: the way to free the locks of a runner that is frozen (a stopped
+// process keeps its session, so its locks, open) once its heartbeat is
+// stale. It returns how many sessions it ended. A database that refuses
+// for lack of a privilege returns an errs.CodePermission error. Row mode
+// has no session to end (leases expire) and returns 0.
+type Fencer interface {
+	Fence(ctx context.Context, runner string, shards []string) (int, error)
 }
 
 // PresenceKey is the name a runner's presence lock is derived from; no

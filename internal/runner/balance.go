@@ -51,10 +51,11 @@ func (r *Runner) refreshLive(ctx context.Context, now time.Time) error {
 		return err
 	}
 	r.lastList = now
-	stale := 3 * r.opts.Heartbeat
-	live := rs[:0]
+	clear(r.rows)
+	live := make([]store.Runner, 0, len(rs))
 	hosting := len(r.opts.EntityTypes()) > 0
 	for _, x := range rs {
+		r.rows[x.Address] = x
 		if x.Address == r.opts.Address {
 			if hosting {
 				live = append(live, x)
@@ -62,11 +63,12 @@ func (r *Runner) refreshLive(ctx context.Context, now time.Time) error {
 			continue
 		}
 		// A runner that hosts no entity type is a client: it owns no shards.
-		if x.Healthy && x.HeartbeatAge < stale && len(x.EntityTypes) > 0 && hostsAny(x.Groups, r.opts.Groups) {
+		if x.Healthy && x.HeartbeatAge < r.expiry() && len(x.EntityTypes) > 0 && hostsAny(x.Groups, r.opts.Groups) {
 			live = append(live, x)
 		}
 	}
 	r.live = live
+	r.forgetSuspects(now)
 	return nil
 }
 
@@ -85,7 +87,10 @@ func hostsAny(groups, ours []string) bool {
 }
 
 func (r *Runner) balance(ctx, poolctx context.Context, poolOK bool, now time.Time) {
-	if now.Sub(r.lastList) >= r.opts.Heartbeat && poolOK {
+	// The runners are listed on every pass (one small query), so a process
+	// that joins, or restarts on its old address, is proposed shards within
+	// a tick instead of at the next heartbeat.
+	if poolOK {
 		if err := r.refreshLive(poolctx, now); err != nil {
 			r.log.Warn("workflow runner: listing runners failed", "err", err)
 			return
@@ -96,20 +101,24 @@ func (r *Runner) balance(ctx, poolctx context.Context, poolOK bool, now time.Tim
 		r.lockFailed(err)
 		return
 	}
+	// A frozen owner's session is ended; its shards then look as a crashed
+	// owner's do.
+	if r.fenceFrozen(ctx, states, now) {
+		if states, err = r.awaitFenced(ctx, states); err != nil {
+			r.lockFailed(err)
+			return
+		}
+	}
 	// A ledger owner whose shard is free lost its session or lease.
 	for _, st := range states {
 		if st.Owner != "" && st.Owner != r.opts.Address && st.Free {
-			if _, known := r.suspects[st.Owner]; !known {
+			if !r.isSuspect(st.Owner) {
 				r.log.Info("workflow runner: peer lost its shard locks; taking over its shards", "peer", st.Owner)
 			}
-			r.suspects[st.Owner] = now
+			r.suspect(st.Owner, now)
 		}
 	}
-	for s, at := range r.suspects {
-		if now.Sub(at) > 3*r.opts.Heartbeat {
-			delete(r.suspects, s)
-		}
-	}
+	r.prune(poolctx, poolOK, states, now)
 	r.assign()
 	// A free shard proposed to a peer that never takes it: the peer is gone
 	// though its row still looks fresh. Propose its shards to the others,
@@ -168,7 +177,7 @@ func (r *Runner) markUnacquired(shard string, now time.Time) {
 func (r *Runner) assign() {
 	addrs := make([]string, 0, len(r.live))
 	for _, x := range r.live {
-		if _, bad := r.suspects[x.Address]; bad && x.Address != r.opts.Address {
+		if r.isSuspect(x.Address) && x.Address != r.opts.Address {
 			continue
 		}
 		addrs = append(addrs, x.Address)

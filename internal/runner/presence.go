@@ -32,7 +32,7 @@ func (r *Runner) probePresence(ctx context.Context, states map[string]store.Shar
 		if want == "" || want == r.opts.Address || !states[sh].Free || slices.Contains(peers, want) {
 			continue
 		}
-		if _, known := r.suspects[want]; known {
+		if r.isSuspect(want) {
 			continue
 		}
 		peers = append(peers, want)
@@ -48,7 +48,7 @@ func (r *Runner) probePresence(ctx context.Context, states map[string]store.Shar
 	}
 	for _, p := range absent {
 		r.log.Info("workflow runner: peer's lock session is gone; proposing its shards to others", "peer", p)
-		r.suspects[p] = now
+		r.suspect(p, now)
 	}
 	return len(absent) > 0
 }

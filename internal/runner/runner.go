@@ -67,7 +67,16 @@ type Runner struct {
 	releasing       map[string]bool
 	assigned        map[string]string
 	live            []store.Runner
-	suspects        map[string]time.Time
+	rows            map[string]store.Runner // every runner row, by address, as last listed
+	suspects        map[string]suspect
+	fenced          map[string]time.Time // frozen peers: last attempt to end their session
+	fenceErrs       map[string]string    // frozen peers whose session could not be ended, and why
+	fences          int64
+	lastPrune       time.Time
+	pruned          int64
+	refused         string // why this process does not act for its address, "" when it does
+	addressOK       bool   // row mode: no earlier process at our address is alive
+	watch           addressWatch
 	unacquiredSince map[string]time.Time
 	unclaimed       map[string]unclaimedShard // free shards proposed to a peer (see watchUnclaimed)
 	lastWatch       time.Time                 // last pass of watchUnclaimed
@@ -103,7 +112,10 @@ func New(d store.Driver, cb Callbacks, opts Options) *Runner {
 		held:            map[string]int64{},
 		validUntil:      map[string]time.Time{},
 		releasing:       map[string]bool{},
-		suspects:        map[string]time.Time{},
+		rows:            map[string]store.Runner{},
+		suspects:        map[string]suspect{},
+		fenced:          map[string]time.Time{},
+		fenceErrs:       map[string]string{},
 		unacquiredSince: map[string]time.Time{},
 		unclaimed:       map[string]unclaimedShard{},
 		pool:            poolHealth{healthy: true, threshold: 3},
@@ -216,6 +228,11 @@ func (r *Runner) step(ctx context.Context) {
 	poolOK := r.pool.lastErr == ""
 	poolctx, cancelPool := context.WithTimeout(ctx, max(r.opts.Heartbeat, time.Second))
 	defer cancelPool()
+	// One process per address (identity.go): a process that may not act
+	// for its address registers nothing and takes no shards.
+	if (poolOK && !r.ownAddress(poolctx, now)) || (!poolOK && r.refused != "") || r.locker == nil {
+		return
+	}
 	if (!r.registered || r.typesDirty) && poolOK {
 		if err := r.d.RegisterRunner(poolctx, r.registerRow()); err != nil {
 			r.log.Warn("workflow runner: registration failed", "err", err)

@@ -56,6 +56,18 @@ type Status struct {
 	LastTick         time.Time
 	OwnershipChanges int64
 	LockFailures     int64 // times the lock connection failed and every shard was dropped
+	// Refused says why this process does not act for its address (another
+	// live process holds it, or an earlier one is still being waited out);
+	// "" when it does.
+	Refused string
+	// FenceErrors names frozen peers (stale heartbeat, locks still held)
+	// whose lock session the database refused to end, with why.
+	FenceErrors map[string]string
+	Fences      int64 // frozen peers' sessions ended by this runner
+	// StaleRunners counts runner rows whose heartbeat is past expiry and
+	// which are not pruned yet; Pruned counts rows this runner removed.
+	StaleRunners int
+	Pruned       int64
 }
 
 // Status returns a snapshot.
@@ -69,6 +81,12 @@ func (r *Runner) Status() Status {
 		PoolHealthy: r.pool.healthy, PoolError: r.pool.lastErr, PoolLastOK: r.pool.lastOK, PoolFailures: r.pool.failures,
 		Held: maps.Clone(r.held), Unacquired: map[string]time.Duration{},
 		LastTick: r.lastTick, OwnershipChanges: r.moves, LockFailures: r.lockFailures,
+		Refused: r.refused, FenceErrors: maps.Clone(r.fenceErrs), Fences: r.fences, Pruned: r.pruned,
+	}
+	for a, x := range r.rows {
+		if a != r.opts.Address && x.HeartbeatAge >= r.expiry() {
+			st.StaleRunners++
+		}
 	}
 	for s, at := range r.unacquiredSince {
 		st.Unacquired[s] = now.Sub(at)
@@ -90,7 +108,7 @@ func (r *Runner) LiveTypes() map[string]bool {
 	defer r.mu.Unlock()
 	out := map[string]bool{}
 	for _, x := range r.live {
-		if _, bad := r.suspects[x.Address]; bad {
+		if r.isSuspect(x.Address) {
 			continue
 		}
 		for _, t := range x.EntityTypes {

@@ -78,11 +78,11 @@ func (r *Runner) watchUnclaimed(states map[string]store.ShardState, now time.Tim
 	}
 	slices.Sort(peers)
 	for _, p := range peers {
-		if _, known := r.suspects[p]; !known {
+		if !r.isSuspect(p) {
 			r.log.Info("workflow runner: peer did not take the shards proposed to it; proposing them to others",
 				"peer", p, "shards", late[p], "grace", grace)
 		}
-		r.suspects[p] = now
+		r.suspect(p, now)
 	}
 	for sh, u := range r.unclaimed {
 		if late[u.peer] > 0 {

@@ -1,0 +1,214 @@
+package runner
+
+// Tests of the faults between "crashed" and "healthy" on the real
+// databases: a frozen peer (stale heartbeat, session and locks still open)
+// is fenced through the database; a refusal to fence is reported; a second
+// live process on one address takes nothing; a dead suspect gets no shards
+// back while its row stands still; long-silent rows are pruned.
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/postgres"
+	"github.com/voltro/voltro/internal/testdb"
+)
+
+// freezeGhost registers addr, takes every shard with its advisory locker
+// and then never calls it again: a process stopped with SIGSTOP.
+func freezeGhost(t *testing.T, d store.Driver, addr string) (store.Locker, map[string]int64) {
+	t.Helper()
+	l := registerGhost(t, d, addr)
+	held := map[string]int64{}
+	for i := 0; i < testShards; i++ {
+		sh := fmt.Sprintf("default/%d", i)
+		e, ok, err := l.Acquire(context.Background(), sh, time.Minute)
+		if err != nil || !ok {
+			t.Fatalf("ghost acquire %s: %v %v", sh, ok, err)
+		}
+		held[sh] = e
+	}
+	return l, held
+}
+
+func TestFrozenPeerIsFencedThroughTheDatabase(t *testing.T) {
+	for name, open := range presenceStores(t) {
+		t.Run(name, func(t *testing.T) {
+			d := open(t)
+			ghost, epochs := freezeGhost(t, d, "frozen:1")
+			var logs logLines
+			hb := 300 * time.Millisecond
+			frozenAt := time.Now()
+			r := startRunnerLogging(t, d, store.LockAdvisory, "live:1", hb, &logs)
+			waitUntil(t, r.expiry()+5*time.Second, "the live runner holds every shard", func() bool { return len(r.Held()) == testShards })
+			took := time.Since(frozenAt)
+			if !strings.Contains(logs.String(), "ended its session") {
+				t.Fatalf("the shards moved without the frozen session being ended; log:\n%s", logs.String())
+			}
+			for sh, e := range r.Held() {
+				if e <= epochs[sh] {
+					t.Fatalf("shard %s taken at epoch %d, not above the frozen owner's %d", sh, e, epochs[sh])
+				}
+			}
+			// The frozen process wakes: its session is gone.
+			err := ghost.Heartbeat(context.Background(), "frozen:1")
+			if err == nil {
+				t.Fatal("the frozen runner's lock session still works after it was fenced")
+			}
+			if st := r.Status(); st.Fences == 0 || len(st.FenceErrors) != 0 {
+				t.Fatalf("status: fences %d, errors %v", st.Fences, st.FenceErrors)
+			}
+			t.Logf("frozen peer's %d shards taken %s after it stopped (heartbeat %s, expiry %s)", testShards, took.Round(time.Millisecond), hb, r.expiry())
+		})
+	}
+}
+
+// A frozen peer whose session belongs to another database role that this
+// runner may not signal: the refusal is in the log and the status, with the
+// grant that would fix it.
+func TestFenceRefusedIsReported(t *testing.T) {
+	ctx := context.Background()
+	url := testdb.Postgres(t, "runner_fence_refused")
+	admin, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := postgres.Open(ctx, url, postgres.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	for _, role := range []string{"voltro_fence_a", "voltro_fence_b"} {
+		_, err := admin.ExecContext(ctx, fmt.Sprintf(`DO $$ BEGIN CREATE ROLE %s LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`, role))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range []string{
+			"GRANT ALL ON SCHEMA public TO %s", "GRANT ALL ON ALL TABLES IN SCHEMA public TO %s", "GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO %s",
+		} {
+			if _, err := admin.ExecContext(ctx, fmt.Sprintf(g, role)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	as := func(role string) store.Driver {
+		s, err := postgres.Open(ctx, strings.Replace(url, "postgres@", role+"@", 1), postgres.Options{Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}
+	freezeGhost(t, as("voltro_fence_b"), "frozen:1")
+	var logs logLines
+	r := startRunnerLogging(t, as("voltro_fence_a"), store.LockAdvisory, "live:1", 200*time.Millisecond, &logs)
+	waitUntil(t, r.expiry()+5*time.Second, "the refusal in the status", func() bool { return len(r.Status().FenceErrors) > 0 })
+	why := r.Status().FenceErrors["frozen:1"]
+	if !strings.Contains(why, "pg_signal_backend") || !strings.Contains(logs.String(), "could not be ended") {
+		t.Fatalf("the refusal must name the fix: %q; log:\n%s", why, logs.String())
+	}
+	if n := len(r.Held()); n != 0 {
+		t.Fatalf("the live runner took %d shards whose locks the frozen session still holds", n)
+	}
+}
+
+// Two live processes with one address: the second takes no shards and says
+// why; when the first dies the second takes over without a grace period.
+func TestSecondLiveProcessOnAnAddressIsRefused(t *testing.T) {
+	for name, open := range presenceStores(t) {
+		for _, mode := range []store.LockMode{store.LockAdvisory, store.LockRow} {
+			t.Run(name+"/"+string(mode), func(t *testing.T) {
+				d := open(t)
+				hb := 300 * time.Millisecond
+				first := startRunner(t, d, mode, "same:1", hb)
+				waitUntil(t, 10*time.Second, "the first process holds every shard", func() bool { return len(first.Held()) == testShards })
+				second := startRunner(t, d, mode, "same:1", hb)
+				waitUntil(t, 5*time.Second, "the second process says why it is out", func() bool { return second.Status().Refused != "" })
+				deadline := time.Now().Add(2*hb + 4*second.opts.Tick)
+				for time.Now().Before(deadline) {
+					if n := len(second.Held()); n != 0 {
+						t.Fatalf("a second live process at the same address holds %d shards: %s", n, second.Status().Refused)
+					}
+					if n := len(first.Held()); n != testShards {
+						t.Fatalf("the first process lost shards to its duplicate: holds %d", n)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				first.Abandon() // killed
+				died := time.Now()
+				waitUntil(t, 3*first.expiry()+5*time.Second, "the second process takes over", func() bool { return len(second.Held()) == testShards })
+				t.Logf("%s: the duplicate took over %s after the first died (refused meanwhile: %q)", mode, time.Since(died).Round(time.Millisecond), second.Status().Refused)
+			})
+		}
+	}
+}
+
+// A peer that died holding nothing is suspected and its row goes stale in
+// place: the survivor must never hand it shards back when the suspicion
+// ages (the row's heartbeat has not moved, so it was not alive after all).
+func TestDeadSuspectGetsNoShardsBack(t *testing.T) {
+	for name, open := range presenceStores(t) {
+		t.Run(name, func(t *testing.T) {
+			d := open(t)
+			_ = registerGhost(t, d, "ghost:1").Close()
+			hb := 200 * time.Millisecond
+			r := startRunner(t, d, store.LockAdvisory, "real:1", hb)
+			waitUntil(t, 10*time.Second, "the real runner holds every shard", func() bool { return len(r.Held()) == testShards })
+			until := time.Now().Add(3*r.expiry() + time.Second)
+			for time.Now().Before(until) {
+				if n := len(r.Held()); n != testShards {
+					t.Fatalf("the survivor gave %d shards back towards a dead peer", testShards-n)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// The row of a runner silent for pruneAfter is removed; a fresh one stays.
+func TestLongSilentRunnerRowsArePruned(t *testing.T) {
+	for name, open := range presenceStores(t) {
+		t.Run(name, func(t *testing.T) {
+			d := open(t)
+			ctx := context.Background()
+			_ = registerGhost(t, d, "gone:1").Close()
+			hb := 50 * time.Millisecond
+			r := startRunner(t, d, store.LockAdvisory, "real:1", hb)
+			waitUntil(t, r.pruneAfter()+5*time.Second, "the silent row is pruned", func() bool {
+				rs, err := d.ListRunners(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, x := range rs {
+					if x.Address == "gone:1" {
+						return false
+					}
+				}
+				return true
+			})
+			rs, _ := d.ListRunners(ctx)
+			if len(rs) != 1 || rs[0].Address != "real:1" || r.Status().Pruned != 1 {
+				t.Fatalf("after pruning: rows %+v, pruned %d", rs, r.Status().Pruned)
+			}
+		})
+	}
+}
+
+var _ = errors.Is
+var _ = errs.ErrPermission

@@ -4,6 +4,7 @@
 package store
 
 import (
+	"sort"
 	"time"
 )
 
@@ -168,6 +169,24 @@ type ShardDrain struct {
 	OldestDeliverable time.Duration // age (DB clock) of the oldest deliverable message
 	Claimed           int           // messages under a live claim
 	Dead              int
+	// Types splits Pending by entity type (types with a deliverable
+	// message only, ordered by type): a runner judges its own drain by the
+	// types it hosts.
+	Types []TypeBacklog
+}
+
+// AddShardType counts n deliverable messages of typ, the oldest age old,
+// in d.Types.
+func (d *ShardDrain) AddShardType(typ string, n int, old time.Duration) {
+	for i := range d.Types {
+		if d.Types[i].EntityType == typ {
+			d.Types[i].Pending += n
+			d.Types[i].OldestDeliverable = max(d.Types[i].OldestDeliverable, old)
+			return
+		}
+	}
+	d.Types = append(d.Types, TypeBacklog{EntityType: typ, Pending: n, OldestDeliverable: old})
+	sort.Slice(d.Types, func(i, j int) bool { return d.Types[i].EntityType < d.Types[j].EntityType })
 }
 
 // TypeBacklog counts deliverable messages of one entity type.

@@ -303,6 +303,7 @@ func (s *Store) DrainStats(context.Context) (store.DrainStats, error) {
 			d := shard(m.Shard)
 			d.Pending++
 			d.OldestDeliverable = max(d.OldestDeliverable, age)
+			d.AddShardType(m.EntityType, 1, age)
 			t := types[m.EntityType]
 			if t == nil {
 				t = &store.TypeBacklog{EntityType: m.EntityType}

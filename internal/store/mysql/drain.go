@@ -84,6 +84,7 @@ func (s *Store) DrainStats(ctx context.Context) (store.DrainStats, error) {
 		if deliverable > 0 {
 			a := age(oldestDeliverable)
 			d.OldestDeliverable = max(d.OldestDeliverable, a)
+			d.AddShardType(typ, deliverable, a)
 			t := types[typ]
 			if t == nil {
 				t = &store.TypeBacklog{EntityType: typ}

@@ -96,9 +96,9 @@ func (s *Store) NextDelivery(ctx context.Context, owner string, types []string) 
 	return time.Duration(*wait) * time.Microsecond, true, nil
 }
 
-// sqlDrainStats groups the undelivered and dead messages three ways in one
-// pass: per shard, per entity type (deliverable only) and in total. Ages are
-// microseconds.
+// sqlDrainStats groups the undelivered and dead messages four ways in one
+// pass: per shard, per shard and entity type, per entity type (deliverable
+// only) and in total. Ages are microseconds.
 const sqlDrainStats = `WITH m AS (
 		SELECT shard, entity_type, state, deliver_at, claim_expires_at, claim_epoch
 		FROM voltro_messages WHERE state IN ('pending', 'claimed')
@@ -121,7 +121,7 @@ const sqlDrainStats = `WITH m AS (
 		coalesce((extract(epoch FROM max(age) FILTER (WHERE deliverable OR state = 'claimed')) * 1000000)::bigint, 0),
 		now()
 	FROM x
-	GROUP BY GROUPING SETS ((shard), (entity_type), ())
+	GROUP BY GROUPING SETS ((shard), (shard, entity_type), (entity_type), ())
 	ORDER BY 1, 2, 3, 4`
 
 func (s *Store) DrainStats(ctx context.Context) (store.DrainStats, error) {
@@ -132,6 +132,7 @@ func (s *Store) DrainStats(ctx context.Context) (store.DrainStats, error) {
 	}
 	defer rows.Close()
 	gotNow := false
+	shardTypes := map[string][]store.TypeBacklog{}
 	for rows.Next() {
 		var (
 			gShard, gType                    int
@@ -146,6 +147,10 @@ func (s *Store) DrainStats(ctx context.Context) (store.DrainStats, error) {
 		st.Now, gotNow = now, true
 		age := time.Duration(max(oldestDeliverable, 0)) * time.Microsecond
 		switch {
+		case gShard == 0 && gType == 0: // per shard and entity type
+			if pending > 0 {
+				shardTypes[shard] = append(shardTypes[shard], store.TypeBacklog{EntityType: typ, Pending: pending, OldestDeliverable: age})
+			}
 		case gShard == 0: // per shard
 			if pending+claimed+dead == 0 {
 				continue // only messages not due yet
@@ -163,6 +168,9 @@ func (s *Store) DrainStats(ctx context.Context) (store.DrainStats, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return st, wrapErr("drain stats", err)
+	}
+	for i := range st.Shards {
+		st.Shards[i].Types = shardTypes[st.Shards[i].Shard] // ordered by type: ORDER BY 4
 	}
 	if !gotNow {
 		if st.Now, err = s.Now(ctx); err != nil {

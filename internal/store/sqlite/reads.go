@@ -177,6 +177,7 @@ func (s *Store) DrainStats(ctx context.Context) (store.DrainStats, error) {
 		case "deliverable":
 			d.Pending += n
 			d.OldestDeliverable = max(d.OldestDeliverable, age)
+			d.AddShardType(typ, n, age)
 			tb := types[typ]
 			if tb == nil {
 				tb = &store.TypeBacklog{EntityType: typ}

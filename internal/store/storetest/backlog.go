@@ -5,6 +5,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -29,6 +30,48 @@ func RunBacklog(t *testing.T, factory Factory) {
 	}
 	t.Run("DeadLetterBacklog", func(t *testing.T) { d, b, _ := get(t); testDeadLetterBacklog(t, d, b) })
 	t.Run("CancelExecution", func(t *testing.T) { d, b, w := get(t); testCancelExecution(t, d, b, w) })
+	t.Run("DrainStatsShardTypes", func(t *testing.T) { d, _, _ := get(t); testDrainShardTypes(t, d) })
+}
+
+// A shard's deliverable backlog split by entity type: a runner judges its
+// own drain only by the types it can deliver.
+func testDrainShardTypes(t *testing.T, d store.Driver) {
+	ctx := ctxT(t)
+	for _, m := range []*store.Message{
+		msg("default/1", "a", "1", "{}"), msg("default/1", "a", "2", "{}"), msg("default/1", "b", "1", "{}"),
+		msg("default/2", "a", "3", "{}"),
+	} {
+		must(d.Enqueue(ctx, m, nil))(t)
+	}
+	later := msg("default/1", "c", "1", "{}")
+	later.Delay = time.Hour
+	must(d.Enqueue(ctx, later, nil))(t)
+	time.Sleep(20 * time.Millisecond)
+	ds := must(d.DrainStats(ctx))(t)
+	got := map[string][]store.TypeBacklog{}
+	for _, sd := range ds.Shards {
+		got[sd.Shard] = sd.Types
+		n := 0
+		for _, tb := range sd.Types {
+			n += tb.Pending
+			if tb.OldestDeliverable <= 0 || tb.OldestDeliverable > sd.OldestDeliverable {
+				t.Fatalf("shard %s type %s: oldest %s, shard's %s", sd.Shard, tb.EntityType, tb.OldestDeliverable, sd.OldestDeliverable)
+			}
+		}
+		if n != sd.Pending {
+			t.Fatalf("shard %s: types add up to %d, pending %d", sd.Shard, n, sd.Pending)
+		}
+	}
+	want := map[string][]string{"default/1": {"a:2", "b:1"}, "default/2": {"a:1"}}
+	for shard, w := range want {
+		var g []string
+		for _, tb := range got[shard] {
+			g = append(g, fmt.Sprintf("%s:%d", tb.EntityType, tb.Pending))
+		}
+		if fmt.Sprint(g) != fmt.Sprint(w) {
+			t.Fatalf("shard %s by type: %v, want %v", shard, g, w)
+		}
+	}
 }
 
 func testDeadLetterBacklog(t *testing.T, d store.Driver, b store.BacklogStore) {

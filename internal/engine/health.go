@@ -3,6 +3,8 @@ package engine
 // Health that tells the truth: readiness is the pool ping, the shard locks,
 // and drain health — whether messages that can be delivered are being
 // delivered. A process that is alive but not draining is not ready.
+// Readiness judges only what taking this instance out of traffic can fix;
+// what the cluster as a whole lacks is in cluster.go.
 
 import (
 	"context"
@@ -22,7 +24,7 @@ type drainCache struct {
 
 // Problem is one reason the instance is not ready.
 type Problem struct {
-	Kind   string `json:"kind"` // database, locks, pool, unhosted_type, stalled_shard, read_loop, unacquired
+	Kind   string `json:"kind"` // database, locks, pool, stalled_shard, read_loop, unacquired
 	Detail string `json:"detail"`
 }
 
@@ -41,7 +43,7 @@ type Drain struct {
 	Dead               int               `json:"dead"`
 	OldestDeliverableS float64           `json:"oldestDeliverableSeconds"`
 	OldestUndeliveredS float64           `json:"oldestUndeliveredSeconds"`
-	UnhostedBacklog    map[string]int    `json:"unhostedBacklog,omitempty"`
+	UnhostedBacklog    map[string]int    `json:"unhostedBacklog,omitempty"` // shown, not judged: a cluster condition
 	StalledShards      []string          `json:"stalledShards,omitempty"`
 	UnacquiredShards   []string          `json:"unacquiredShards,omitempty"`
 	LastReadLoopAgoS   float64           `json:"lastReadLoopSecondsAgo"`
@@ -119,6 +121,8 @@ func (e *Engine) Health(ctx context.Context) Health {
 	} else {
 		d.Dead = ds.Dead
 		d.OldestUndeliveredS = ds.OldestUndelivered.Seconds()
+		// A backlog no live runner hosts is shown, never judged here: taking
+		// this instance out of traffic would not drain it (see ClusterHealth).
 		live := e.runner.LiveTypes()
 		for _, tb := range ds.Types {
 			if !live[tb.EntityType] {
@@ -126,7 +130,6 @@ func (e *Engine) Health(ctx context.Context) Health {
 					d.UnhostedBacklog = map[string]int{}
 				}
 				d.UnhostedBacklog[tb.EntityType] = tb.Pending
-				bad("unhosted_type", "%d message(s) for entity type %q wait and no live runner hosts that type (oldest %s)", tb.Pending, tb.EntityType, tb.OldestDeliverable.Round(time.Second))
 			}
 		}
 		mine := e.deliv.Types()
@@ -139,7 +142,9 @@ func (e *Engine) Health(ctx context.Context) Health {
 			d.Claimed += sd.Claimed
 			d.OldestDeliverableS = max(d.OldestDeliverableS, sd.OldestDeliverable.Seconds())
 			d.PerShard = append(d.PerShard, ShardDrainView{Shard: sd.Shard, Epoch: epoch, Pending: sd.Pending, Claimed: sd.Claimed, OldestDeliverableS: sd.OldestDeliverable.Seconds()})
-			if sd.Pending > 0 && sd.OldestDeliverable > e.stallAfter() && len(mine) > 0 {
+			// Stalled only by what this runner can deliver: a message of a
+			// type it does not host is not its drain's to judge.
+			if oldestOf(sd.Types, mine) > e.stallAfter() {
 				d.StalledShards = append(d.StalledShards, sd.Shard)
 			}
 		}
@@ -158,6 +163,17 @@ func (e *Engine) Health(ctx context.Context) Health {
 	}
 	h.Drain = d
 	return h
+}
+
+// oldestOf is the oldest deliverable age among the backlogs of types.
+func oldestOf(backlogs []store.TypeBacklog, types []string) time.Duration {
+	var old time.Duration
+	for _, tb := range backlogs {
+		if tb.Pending > 0 && slices.Contains(types, tb.EntityType) {
+			old = max(old, tb.OldestDeliverable)
+		}
+	}
+	return old
 }
 
 func orUnknown(s string) string {

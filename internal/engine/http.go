@@ -1,6 +1,7 @@
 package engine
 
-// The inspect server: liveness, readiness and the cluster inspect document,
+// The inspect server: liveness, readiness (this instance), cluster health
+// (the cluster as a whole) and the cluster inspect document,
 // read-only, on loopback unless configured, behind a bearer token when one
 // is set.
 
@@ -42,6 +43,14 @@ func (e *Engine) listenInspect() error {
 		}
 		writeJSON(w, code, h)
 	}))
+	mux.HandleFunc(PathClusterHealth, e.readOnly(func(w http.ResponseWriter, r *http.Request) {
+		h := e.ClusterHealth(r.Context())
+		code := http.StatusOK
+		if !h.Healthy {
+			code = http.StatusServiceUnavailable
+		}
+		writeJSON(w, code, h)
+	}))
 	mux.HandleFunc(PathInspect, e.readOnly(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, e.Inspect(r.Context()))
 	}))
@@ -50,7 +59,7 @@ func (e *Engine) listenInspect() error {
 	}
 	e.httpServer = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = e.httpServer.Serve(ln) }()
-	e.log.Info("inspect endpoint listening", "addr", ln.Addr().String(), "paths", []string{PathInspect, PathLive, PathReady})
+	e.log.Info("inspect endpoint listening", "addr", ln.Addr().String(), "paths", []string{PathInspect, PathLive, PathReady, PathClusterHealth})
 	return nil
 }
 

@@ -26,6 +26,7 @@ var (
 	descOldest         = desc("voltro_oldest_deliverable_seconds", "Age of the oldest deliverable message over every shard this instance holds.")
 	descOldestAny      = desc("voltro_cluster_oldest_undelivered_seconds", "Age of the oldest due, undelivered message in the whole database.")
 	descDead           = desc("voltro_cluster_dead_messages", "Dead letters in the whole database.")
+	descUnhosted       = desc("voltro_cluster_unhosted_messages", "Deliverable messages of an entity type no live runner hosts, in the whole database (a cluster condition: see /_voltro/health/cluster).", "entity_type")
 	descReady          = desc("voltro_ready", "1 when the instance is ready (pool, locks and drain healthy), else 0.")
 	descProblems       = desc("voltro_readiness_problems", "Reasons the instance is not ready, by kind.", "kind")
 	descOwnership      = desc("voltro_shard_ownership_changes_total", "Shards this instance acquired, lost or handed over since start.")
@@ -91,6 +92,9 @@ func (x *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descOldest, h.Drain.OldestDeliverableS)
 	gauge(descOldestAny, h.Drain.OldestUndeliveredS)
 	gauge(descDead, float64(h.Drain.Dead))
+	for typ, n := range h.Drain.UnhostedBacklog {
+		gauge(descUnhosted, float64(n), typ)
+	}
 	for _, s := range h.Drain.PerShard {
 		gauge(descShardOldest, s.OldestDeliverableS, s.Shard)
 		gauge(descShardPending, float64(s.Pending), s.Shard)

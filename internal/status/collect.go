@@ -107,7 +107,7 @@ func Collect(ctx context.Context, o Options) (*Report, []registry.Listed, error)
 		return ledger[addr]
 	})
 	if o.Store != nil && o.Store.Dialect() != store.Memory {
-		rep.Shared = readShared(ctx, o.Store)
+		rep.Shared = readShared(ctx, o.Store, 3*o.Heartbeat)
 	}
 	return rep, local, nil
 }

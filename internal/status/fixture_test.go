@@ -45,7 +45,6 @@ func fixtureReport() *Report {
 				Tier: "full", CDCFlavor: "binlog CDC (ROW)", Coordination: "cluster", ShardLock: "row",
 				BinlogServerID: ptr(uint32(1822263517)), OwnedShards: 0, OwnedShardsSource: "inspect", Ready: ptr(false),
 				Problems: []Problem{
-					{Kind: "unhosted_type", Detail: `12 message(s) for entity type "invoice" wait and no live runner hosts that type (oldest 2m5s)`},
 					{Kind: "unacquired", Detail: "3 shard(s) assigned to this runner could not be acquired for over 30s: [default/1 default/2 default/3]"},
 				},
 				HeartbeatAgeSeconds: ptr(3.0), Reachable: true, EntityTypes: []string{"mail"}, Version: "0.1.0", Source: "runners",
@@ -68,8 +67,9 @@ func fixtureReport() *Report {
 				RunningByReplica: []ReplicaRuns{{ReplicaID: "api-0", Runs: 1}},
 			},
 			Workflows: &WorkflowCounts{Running: 3, Suspended: 5},
-			Messages:  MessageState{DeadLetters: 2, OldestUndeliveredSeconds: 125},
-			Errors:    []string{},
+			Messages: MessageState{DeadLetters: 2, OldestUndeliveredSeconds: 125,
+				UnhostedBacklog: []UnhostedType{{EntityType: "invoice", Messages: 12, OldestSeconds: 125}}},
+			Errors: []string{},
 		},
 	}
 }

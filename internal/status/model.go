@@ -120,4 +120,14 @@ type MessageState struct {
 	DeadLetters int `json:"deadLetters"`
 	// OldestUndeliveredSeconds: age of the oldest due, unprocessed message; 0 when none.
 	OldestUndeliveredSeconds float64 `json:"oldestUndeliveredSeconds"`
+	// UnhostedBacklog: deliverable messages of entity types no live runner
+	// hosts (a cluster condition; no instance's readiness), by type.
+	UnhostedBacklog []UnhostedType `json:"unhostedBacklog"`
+}
+
+// UnhostedType is the backlog of one entity type no live runner hosts.
+type UnhostedType struct {
+	EntityType    string  `json:"entityType"`
+	Messages      int     `json:"messages"`
+	OldestSeconds float64 `json:"oldestSeconds"`
 }

@@ -215,6 +215,13 @@ func writeShared(p *painter, r *Report) {
 		oldest = human(seconds(sh.Messages.OldestUndeliveredSeconds))
 	}
 	p.line("", "  oldest undelivered message: "+oldest)
+	if len(sh.Messages.UnhostedBacklog) == 0 {
+		p.line("", "  unhosted backlog: none")
+	}
+	for _, u := range sh.Messages.UnhostedBacklog {
+		p.line(ansiYellow, fmt.Sprintf("  ! unhosted backlog: %d message(s) for %s (oldest %s): no live runner hosts it; deploy one, or dead-letter them: voltro messages dead --type %s",
+			u.Messages, u.EntityType, human(seconds(u.OldestSeconds)), u.EntityType))
+	}
 	for _, e := range sh.Errors {
 		p.line(ansiYellow, "  ! could not read "+e)
 	}

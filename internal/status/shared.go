@@ -1,6 +1,6 @@
 // The footer: shared state read from the database — schedule activity and
-// claims, in-flight workflow runs, dead letters and the oldest undelivered
-// message. Every part is read on its own; a part that fails is named in
+// claims, in-flight workflow runs, dead letters, the oldest undelivered
+// message and the backlog of entity types no live runner hosts. Every part is read on its own; a part that fails is named in
 // Errors and the rest is still shown.
 package status
 
@@ -9,20 +9,30 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+	"time"
 
+	"github.com/voltro/voltro/internal/engine"
 	"github.com/voltro/voltro/internal/store"
 )
 
 // ActiveWindow is how far back "recent" schedule activity reaches, in seconds.
 const ActiveWindow = 300
 
-// readShared reads the footer from d.
-func readShared(ctx context.Context, d store.Driver) *Shared {
-	sh := &Shared{ActiveWindowSeconds: ActiveWindow, Errors: []string{}}
+// readShared reads the footer from d; a runner whose heartbeat is stale
+// old hosts nothing.
+func readShared(ctx context.Context, d store.Driver, stale time.Duration) *Shared {
+	sh := &Shared{ActiveWindowSeconds: ActiveWindow, Errors: []string{}, Messages: MessageState{UnhostedBacklog: []UnhostedType{}}}
 	if ds, err := d.DrainStats(ctx); err != nil {
 		sh.Errors = append(sh.Errors, fmt.Sprintf("messages: %v", err))
 	} else {
-		sh.Messages = MessageState{DeadLetters: ds.Dead, OldestUndeliveredSeconds: ds.OldestUndelivered.Seconds()}
+		sh.Messages.DeadLetters, sh.Messages.OldestUndeliveredSeconds = ds.Dead, ds.OldestUndelivered.Seconds()
+		if runners, err := d.ListRunners(ctx); err != nil {
+			sh.Errors = append(sh.Errors, fmt.Sprintf("unhosted backlog: %v", err))
+		} else {
+			for _, c := range engine.UnhostedConditions(ds, store.HostedTypes(runners, stale)) {
+				sh.Messages.UnhostedBacklog = append(sh.Messages.UnhostedBacklog, UnhostedType{EntityType: c.EntityType, Messages: c.Messages, OldestSeconds: c.OldestSeconds})
+			}
+		}
 	}
 	h, ok := d.(store.SQLDB)
 	if !ok {

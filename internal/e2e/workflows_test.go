@@ -83,7 +83,7 @@ func startDemo(t *testing.T, name string, env map[string]string, args ...string)
 	for k, v := range base {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	p := &demoProc{name: name, cmd: cmd, addr: "127.0.0.1:" + strconv.Itoa(port), done: make(chan struct{})}
+	p := &demoProc{name: name, cmd: cmd, addr: "127.0.0.1:" + base["VOLTRO_WORKFLOW_RUNNER_PORT"], done: make(chan struct{})}
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()
 	p.started = time.Now()

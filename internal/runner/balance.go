@@ -5,6 +5,7 @@ package runner
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/voltro/voltro/internal/sharding"
@@ -66,6 +67,9 @@ func (r *Runner) refreshLive(ctx context.Context, now time.Time) error {
 		if x.Healthy && x.HeartbeatAge < r.expiry() && len(x.EntityTypes) > 0 && hostsAny(x.Groups, r.opts.Groups) {
 			live = append(live, x)
 		}
+	}
+	if !slices.EqualFunc(live, r.live, func(a, b store.Runner) bool { return a.Address == b.Address && a.StartedAt.Equal(b.StartedAt) }) {
+		r.changedAt = now
 	}
 	r.live = live
 	r.forgetSuspects(now)

@@ -77,6 +77,7 @@ type Runner struct {
 	refused         string // why this process does not act for its address, "" when it does
 	addressOK       bool   // row mode: no earlier process at our address is alive
 	watch           addressWatch
+	changedAt       time.Time // last change of the live set or the suspects
 	unacquiredSince map[string]time.Time
 	unclaimed       map[string]unclaimedShard // free shards proposed to a peer (see watchUnclaimed)
 	lastWatch       time.Time                 // last pass of watchUnclaimed
@@ -170,7 +171,7 @@ func (r *Runner) Owner(shard string) string {
 // leaves gracefully (see Leave).
 func (r *Runner) Run(ctx context.Context) error {
 	r.step(ctx)
-	t := time.NewTicker(r.opts.Tick)
+	t := time.NewTimer(r.nextStep())
 	defer t.Stop()
 	for {
 		select {
@@ -178,8 +179,23 @@ func (r *Runner) Run(ctx context.Context) error {
 			return nil
 		case <-t.C:
 			r.step(ctx)
+			t.Reset(r.nextStep())
 		}
 	}
+}
+
+// nextStep is the wait before the next pass: a quarter tick while shards
+// proposed to this runner are held by a peer that is handing them over, or
+// for a heartbeat expiry after the membership changed (a peer left, died or
+// was suspected: its restart is likely and is noticed within a quarter
+// tick), a tick otherwise. A steady cluster pays the tick cadence only.
+func (r *Runner) nextStep() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.unacquiredSince) > 0 || len(r.releasing) > 0 || time.Since(r.changedAt) < r.expiry() {
+		return max(r.opts.Tick/4, 10*time.Millisecond)
+	}
+	return r.opts.Tick
 }
 
 func (r *Runner) registerRow() store.Runner {

@@ -37,6 +37,9 @@ type suspect struct {
 // suspect makes (or keeps) peer a suspect as of now.
 func (r *Runner) suspect(peer string, now time.Time) {
 	row := r.rows[peer]
+	if _, known := r.suspects[peer]; !known {
+		r.changedAt = now
+	}
 	r.suspects[peer] = suspect{at: now, started: row.StartedAt, beat: row.LastHeartbeat}
 }
 

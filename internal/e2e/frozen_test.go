@@ -1,0 +1,235 @@
+package e2e
+
+// Frozen runners and restarts on a pinned address, with real `voltro demo`
+// processes: SIGSTOP one instance mid-step for longer than its heartbeat
+// expiry (its session and locks stay open) and every run still completes on
+// a live instance, the woken process writes nothing for the shards it lost
+// and rejoins; a process restarted on its old address after SIGKILL or
+// SIGTERM holds its share of the shards within 2 s of being exec'd.
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/demo"
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/testdb"
+)
+
+func frozenRunner(t *testing.T, urls []string, n int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const heartbeat = time.Second
+	expiry := 3 * heartbeat
+	budget := expiry + 3*time.Second
+	var ps []*demoProc
+	for i := 0; i < n; i++ {
+		p := startDemo(t, fmt.Sprint("frozen-", i), map[string]string{"DB_URL": urls[i%len(urls)], "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": heartbeat.String()})
+		p.waitOutput(t, "voltro demo is running", 60*time.Second)
+		ps = append(ps, p)
+	}
+	c := client(t, urls[0])
+	d := look(t, urls[0])
+	waitFor(t, 60*time.Second, "shards spread evenly", func() bool {
+		o := owners(t, d)
+		for _, p := range ps {
+			if o[p.addr] != 300/n {
+				return false
+			}
+		}
+		return true
+	})
+	handles := make([]*voltro.Handle[demo.ChainOutput], 100)
+	for i := range handles {
+		h, err := demo.Chain.Start(ctx, c, demo.ChainInput{Steps: 3, StepMillis: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		handles[i] = h
+	}
+	time.Sleep(400 * time.Millisecond)
+	victim := ps[0]
+	if err := victim.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	frozenAt := time.Now()
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = victim.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}()
+	for _, h := range handles {
+		if _, err := h.Result(ctx); err != nil {
+			t.Fatalf("run %s: %v", h.ID, err)
+		}
+	}
+	ws := d.(store.WorkflowStore)
+	var worst time.Duration
+	moved := 0
+	for _, h := range handles {
+		x, err := ws.GetExecution(ctx, h.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.Status != store.ExecCompleted || (x.Runner == victim.addr && x.FinishedAt.After(frozenAt)) {
+			t.Fatalf("run %s: status %s by %s at %s, while the victim was frozen", h.ID, x.Status, x.Runner, x.FinishedAt)
+		}
+		if x.FinishedAt.Before(frozenAt) {
+			continue // done before the freeze
+		}
+		j, err := ws.Journal(ctx, h.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range j {
+			if e.Runner == victim.addr {
+				moved++
+				worst = max(worst, x.FinishedAt.Sub(frozenAt))
+				break
+			}
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no run had started on the victim: the freeze came too late to mean anything")
+	}
+	t.Logf("%d runs begun on the frozen instance all completed on live ones, the last %s after SIGSTOP (heartbeat %s, expiry %s)",
+		moved, worst.Round(time.Millisecond), heartbeat, expiry)
+	if worst > budget {
+		t.Fatalf("a run on the frozen instance's shards completed %s after SIGSTOP; budget expiry + 3 s = %s", worst, budget)
+	}
+	// Wake it: it must find its session gone, write nothing, and rejoin.
+	if err := victim.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	wokeAt := time.Now()
+	waitFor(t, 20*time.Second, "the woken instance rejoins and owns shards again", func() bool { return owners(t, d)[victim.addr] > 0 })
+	t.Logf("the woken instance owned shards again %s after SIGCONT", time.Since(wokeAt).Round(time.Millisecond))
+	for _, h := range handles {
+		j, err := ws.Journal(ctx, h.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range j {
+			if e.Runner == victim.addr && e.FinishedAt.After(frozenAt) {
+				t.Fatalf("run %s: the frozen instance journaled %s after it lost the shard: %+v", h.ID, e.Name, e)
+			}
+		}
+		x, _ := ws.GetExecution(ctx, h.ID)
+		if (x.Runner == victim.addr && x.FinishedAt.After(frozenAt)) || x.Status != store.ExecCompleted {
+			t.Fatalf("run %s: state written by the woken instance: %+v", h.ID, x)
+		}
+	}
+	msgs, err := d.ListMessages(ctx, store.MessageFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if m.ClaimedBy == victim.addr && m.ProcessedAt.After(frozenAt) && m.ProcessedAt.Before(wokeAt.Add(-time.Second)) {
+			t.Fatalf("message %d processed by the frozen instance after it lost its shard: %+v", m.ID, m)
+		}
+	}
+	if !strings.Contains(ps[1].output()+ps[len(ps)-1].output(), "frozen") && n == 2 {
+		t.Fatalf("the survivor did not say it fenced a frozen peer:\n%s", ps[1].output())
+	}
+}
+
+func TestFrozenRunner(t *testing.T) {
+	for _, db := range sqlDatabases {
+		t.Run(db.name, func(t *testing.T) { frozenRunner(t, []string{db.url(t, "frozen")}, 2) })
+	}
+	t.Run("galera", func(t *testing.T) { frozenRunner(t, testdb.Galera(t), 3) })
+}
+
+// A process restarted on its old address (a pinned port, a StatefulSet
+// pod) holds its share of the shards within 2 s of exec, after SIGKILL and
+// after SIGTERM alike, with the default 10 s heartbeat: nothing waits for
+// a heartbeat, a suspicion or a grace period to age.
+func TestRestartOnSameAddress(t *testing.T) {
+	for _, db := range sqlDatabases {
+		t.Run(db.name, func(t *testing.T) {
+			url := db.url(t, "sameaddr")
+			a := startDemo(t, "pod-0", map[string]string{"DB_URL": url})
+			a.waitOutput(t, "voltro demo is running", 60*time.Second)
+			b := startDemo(t, "pod-1", map[string]string{"DB_URL": url})
+			b.waitOutput(t, "voltro demo is running", 60*time.Second)
+			d := look(t, url)
+			waitFor(t, 60*time.Second, "shards split between the two", func() bool {
+				o := owners(t, d)
+				return o[a.addr] == 150 && o[b.addr] == 150
+			})
+			port := strings.TrimPrefix(a.addr, "127.0.0.1:")
+			for _, how := range []string{"SIGKILL", "SIGTERM"} {
+				before := epochs(t, d)
+				if how == "SIGKILL" {
+					a.kill()
+				} else {
+					_ = a.cmd.Process.Signal(syscall.SIGTERM)
+					select {
+					case <-a.done:
+					case <-time.After(30 * time.Second):
+						t.Fatal("pod-0 did not stop within 30 s of SIGTERM")
+					}
+				}
+				// The survivor takes everything first (the harder case: it
+				// suspects the address and must hand shards back to it).
+				waitFor(t, 30*time.Second, "the survivor holds every shard", func() bool { return owners(t, d)[b.addr] == 300 })
+				before = epochs(t, d)
+				a = startDemo(t, "pod-0", map[string]string{"DB_URL": url, "VOLTRO_WORKFLOW_RUNNER_PORT": port})
+				boot := a.started
+				waitFor(t, 40*time.Second, "the restarted process holds its share", func() bool { return takenSince(t, d, a.addr, before) >= 150 })
+				took := time.Since(boot)
+				t.Logf("after %s: the process restarted on %s held 150 shards %s after exec", how, a.addr, took.Round(time.Millisecond))
+				if took > 2*time.Second {
+					t.Fatalf("after %s the restarted process took %s to hold its share; want within 2 s", how, took)
+				}
+				if _, err := strconv.Atoi(port); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func tail(s string, n int) string {
+	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, "\n")
+}
+
+func epochs(t *testing.T, d store.Driver) map[string]int64 {
+	locks, err := d.ShardLocks(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, l := range locks {
+		out[l.Shard] = l.Epoch
+	}
+	return out
+}
+
+// takenSince counts the shards owner acquired after the ledger was at
+// before (its own earlier holdings, by a process now gone, do not count).
+func takenSince(t *testing.T, d store.Driver, owner string, before map[string]int64) int {
+	locks, err := d.ShardLocks(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range locks {
+		if l.Owner == owner && !l.Expired && l.Epoch > before[l.Shard] {
+			n++
+		}
+	}
+	return n
+}

@@ -30,7 +30,7 @@ func commands() map[string]command {
 		"watch":     {"a table's changes as they commit: watch TABLE [--where COL=VALUE] [--format json]", runWatch},
 		"logs":      {"recent log records of every running instance, merged by time: logs [--tail N] [--process NAME] [--format json]", runLogs},
 		"traces":    {"one workflow execution's timeline across instances: traces EXECUTION_ID [--format json]", runTraces},
-		"messages":  {"list messages and dead letters; replay a dead letter", runMessages},
+		"messages":  {"list messages and dead letters; dead-letter a type's backlog (dead --type T); replay a dead letter", runMessages},
 		"migrate":   {"apply the database migrations of DB_URL and exit", runMigrate},
 		"version":   {"print the version", runVersion},
 		"workflows": {"start, get, list, cancel and signal workflow runs through DB_URL", runWorkflows},

@@ -1,30 +1,38 @@
 package main
 
-// voltro messages: list persisted messages (dead letters first of all) and
-// replay a dead letter.
+// voltro messages: list persisted messages (dead letters first of all),
+// dead-letter the backlog of an entity type, and replay a dead letter.
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 )
 
 var version = engine.Version
 
 func runMessages(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "list" && args[0] != "replay") {
+	if len(args) == 0 || (args[0] != "list" && args[0] != "replay" && args[0] != "dead") {
 		fmt.Fprintln(stderr, "usage: voltro messages list [--state pending|claimed|processed|dead] [--type T] [--id ID] [--limit N] [--format json]")
+		fmt.Fprintln(stderr, "       voltro messages dead --type T [--id ID] [--force]")
 		fmt.Fprintln(stderr, "       voltro messages replay MESSAGE_ID")
+		fmt.Fprintln(stderr, "dead moves the pending messages of entity type T (of entity ID) to dead letters, replayable")
+		fmt.Fprintln(stderr, "one by one with replay; it refuses a type a live runner hosts unless --force.")
 		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
 			return errHelp
 		}
 		return errUsage
+	}
+	if args[0] == "dead" {
+		return messagesDead(ctx, args[1:], env, stdout, stderr)
 	}
 	if args[0] == "replay" {
 		fs := flags("messages replay", "messages replay MESSAGE_ID", stderr)
@@ -99,6 +107,47 @@ func runMessages(ctx context.Context, args []string, env func(string) string, st
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\n", m.ID, m.EntityType, m.EntityID, m.Shard, m.State, m.Attempts, firstLine(m.LastError, 80))
 	}
 	return tw.Flush()
+}
+
+// messagesDead dead-letters the backlog of one entity type: what waits for
+// a type no live runner hosts (a typo at a start, a type a deploy removed).
+func messagesDead(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
+	fs := flags("messages dead", "messages dead --type T [--id ID] [--force]", stderr)
+	typ := fs.String("type", "", "the entity type whose pending messages to dead-letter (workflow runs: workflow/NAME)")
+	id := fs.String("id", "", "only this entity id")
+	force := fs.Bool("force", false, "dead-letter even if a live runner hosts the type")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *typ == "" || fs.NArg() != 0 {
+		fs.Usage()
+		return errUsage
+	}
+	d, cfg, err := openStore(ctx, env, "")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	bs, ok := d.(store.BacklogStore)
+	if !ok {
+		return errs.New(errs.CodeUnavailable, "the %s store cannot dead-letter a backlog", d.Dialect())
+	}
+	if !*force {
+		runners, err := d.ListRunners(ctx)
+		if err != nil {
+			return fmt.Errorf("reading the runners table: %w", err)
+		}
+		if hosts := store.HostedTypes(runners, 3*cfg.Heartbeat)[*typ]; len(hosts) > 0 {
+			return errs.New(errs.CodeInvalidArgument, "entity type %q is hosted by live runner(s) %s, which drain it; pass --force to dead-letter its pending messages anyway", *typ, strings.Join(hosts, ", "))
+		}
+	}
+	why := fmt.Sprintf("dead-lettered by voltro messages dead --type %s", *typ)
+	n, err := bs.DeadLetterBacklog(ctx, store.BacklogSelect{EntityType: *typ, EntityID: *id}, why, errs.Encode(errs.New(errs.CodeDeadLettered, "%s", why)))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d pending message(s) of entity type %s dead-lettered; list them with voltro messages list --state dead --type %s, replay one with voltro messages replay ID\n", n, *typ, *typ)
+	return nil
 }
 
 func firstLine(s string, n int) string {

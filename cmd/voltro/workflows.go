@@ -21,11 +21,17 @@ import (
 	"github.com/voltro/voltro/internal/workflow"
 )
 
-const workflowsUsage = `usage: voltro workflows start NAME [--input JSON] [--key K]
+const workflowsUsage = `usage: voltro workflows start NAME [--input JSON] [--key K] [--force]
        voltro workflows get ID [--format json]
        voltro workflows list [--status S] [--name N] [--limit N] [--format json]
        voltro workflows cancel ID
-       voltro workflows signal ID NAME [--payload JSON]`
+       voltro workflows signal ID NAME [--payload JSON]
+
+start refuses a NAME no live runner hosts (on a SQL store with SQL runner
+storage), naming the workflows live runners do host; --force queues it
+anyway, for a deploy on its way. cancel of a run whose workflow no live
+runner hosts finishes it as cancelled at once and dead-letters its pending
+messages; otherwise the runner hosting it stops it at its next replay.`
 
 // workflowClient opens the store as a client: it owns no shards and
 // registers no runner; the owners pick started runs up from the database.
@@ -76,6 +82,7 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 	status := fs.String("status", "", "list: running, suspended, completed, failed or cancelled")
 	name := fs.String("name", "", "list: only this workflow")
 	limit := fs.Int("limit", 50, "list: at most this many")
+	force := fs.Bool("force", false, "start: queue the run even if no live runner hosts the workflow")
 	// flags may follow the positional arguments
 	var pos []string
 	for len(rest) > 0 {
@@ -108,6 +115,15 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 		if !json.Valid([]byte(*input)) {
 			return errs.New(errs.CodeInvalidArgument, "--input is not valid JSON: %s", *input)
 		}
+		if !*force {
+			h, err := w.Hosting(ctx, pos[0])
+			if err != nil {
+				return err
+			}
+			if h.Judged && len(h.Hosts) == 0 {
+				return workflow.NotHostedError(pos[0], h)
+			}
+		}
 		x, existing, err := w.Start(ctx, pos[0], []byte(*input), workflow.StartOptions{Key: *key, Source: "cli"})
 		if err != nil {
 			return err
@@ -138,10 +154,17 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 		}
 		return tw.Flush()
 	case "cancel":
-		if err := w.Cancel(ctx, pos[0]); err != nil {
+		out, err := w.CancelRun(ctx, pos[0])
+		switch {
+		case err != nil:
 			return err
+		case out.Finished:
+			fmt.Fprintf(stdout, "%s cancelled: no live runner hosts its workflow; %d pending message(s) dead-lettered (voltro messages list --state dead)\n", pos[0], out.DeadLettered)
+		case out.Requested:
+			fmt.Fprintf(stdout, "cancel requested for %s; the runner hosting it stops it at its next replay\n", pos[0])
+		default:
+			fmt.Fprintf(stdout, "%s is already %s; nothing to cancel\n", pos[0], out.Status)
 		}
-		fmt.Fprintf(stdout, "cancel requested for %s\n", pos[0])
 		return nil
 	case "signal":
 		if !json.Valid([]byte(*payload)) {

@@ -213,15 +213,9 @@ func (w *Engine) Journal(ctx context.Context, id string) ([]store.JournalEntry, 
 }
 
 // Cancel asks a run to stop; its children follow their parent-close policy.
+// A run whose workflow no live runner hosts is finished at once (CancelRun).
 func (w *Engine) Cancel(ctx context.Context, id string) error {
-	x, err := w.ws.GetExecution(ctx, id)
-	if err != nil {
-		return err
-	}
-	_, err = w.ws.RequestCancel(ctx, id, &store.Message{Shard: x.Shard, EntityType: EntityPrefix + x.Name, EntityID: x.ID, Tag: TagCancel, DedupeKey: "wf-cancel:" + x.ID})
-	if err == nil {
-		w.e.WakeShard(x.Shard)
-	}
+	_, err := w.CancelRun(ctx, id)
 	return err
 }
 

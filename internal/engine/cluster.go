@@ -25,6 +25,7 @@ const PathClusterHealth = "/_voltro/health/cluster"
 // Cluster condition kinds.
 const (
 	ConditionUnhostedType = "unhosted_type" // messages wait for an entity type no live runner hosts
+	ConditionFrozenRunner = "frozen_runner" // a runner's heartbeat is stale, its locks held, and its session could not be ended
 	ConditionUnknown      = "unknown"       // the database could not be read to judge
 )
 
@@ -32,6 +33,7 @@ const (
 type ClusterCondition struct {
 	Kind          string  `json:"kind"`
 	EntityType    string  `json:"entityType,omitempty"`
+	Runner        string  `json:"runner,omitempty"`
 	Messages      int     `json:"messages,omitempty"`
 	OldestSeconds float64 `json:"oldestSeconds,omitempty"`
 	Detail        string  `json:"detail"`
@@ -47,6 +49,11 @@ type ClusterHealth struct {
 	HostedTypes []string `json:"hostedTypes"`
 	LiveRunners []string `json:"liveRunners"`
 	ReplicaID   string   `json:"replicaId"` // the instance that answered
+	// StaleRunners counts runner rows past heartbeat expiry, not pruned yet
+	// (they are removed after 60 heartbeats); PrunedRunners how many rows
+	// the answering instance removed.
+	StaleRunners  int   `json:"staleRunners"`
+	PrunedRunners int64 `json:"prunedRunners"`
 }
 
 // UnhostedConditions turns the backlog of every type hosted does not name
@@ -105,6 +112,11 @@ func (e *Engine) ClusterHealth(ctx context.Context) ClusterHealth {
 		return unknown("reading drain statistics", err)
 	}
 	h.Conditions = UnhostedConditions(ds, hosted)
+	rs := e.runner.Status()
+	for _, p := range slices.Sorted(maps.Keys(rs.FenceErrors)) {
+		h.Conditions = append(h.Conditions, ClusterCondition{Kind: ConditionFrozenRunner, Runner: p, Detail: rs.FenceErrors[p]})
+	}
+	h.StaleRunners, h.PrunedRunners = rs.StaleRunners, rs.Pruned
 	h.Healthy = len(h.Conditions) == 0
 	return h
 }

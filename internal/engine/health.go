@@ -9,6 +9,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -32,7 +33,11 @@ type Problem struct {
 type Health struct {
 	Ready    bool      `json:"ready"`
 	Problems []Problem `json:"problems,omitempty"`
-	Drain    Drain     `json:"drain"`
+	// Notes are facts this instance sees that leaving traffic would not
+	// fix (a frozen peer whose session the database refused to end): they
+	// are in the body, never in the verdict.
+	Notes []Problem `json:"notes,omitempty"`
+	Drain Drain     `json:"drain"`
 }
 
 // Drain is drain health for this runner and the cluster backlog it can see.
@@ -101,6 +106,12 @@ func (e *Engine) Health(ctx context.Context) Health {
 	}
 	if !rs.LockHealthy && e.started.Before(time.Now().Add(-2*time.Second)) {
 		bad("locks", "shard lock storage unhealthy: %s", orUnknown(rs.LockError))
+	}
+	if rs.Refused != "" {
+		bad("identity", "%s", rs.Refused)
+	}
+	for _, p := range slices.Sorted(maps.Keys(rs.FenceErrors)) {
+		h.Notes = append(h.Notes, Problem{Kind: ConditionFrozenRunner, Detail: rs.FenceErrors[p]})
 	}
 	stats, lastLoop, loopErr, inFlight := e.deliv.Snapshot()
 	d := Drain{

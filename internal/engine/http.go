@@ -134,6 +134,8 @@ type InspectDoc struct {
 	EntityTypes   []string          `json:"entityTypes"`
 	LiveRunners   []string          `json:"liveRunners"`
 	Suspects      []string          `json:"suspectRunners,omitempty"`
+	FrozenFenced  int64             `json:"frozenRunnersFenced"`
+	StaleRunners  int               `json:"staleRunners"`
 	Health        Health            `json:"health"`
 	Pool          PoolDoc           `json:"pool"`
 	Version       string            `json:"version"`
@@ -167,7 +169,7 @@ func (e *Engine) Inspect(ctx context.Context) InspectDoc {
 		CDCFlavor: e.cdcFlavor(), Coordination: e.coordination(),
 		ShardLock:     ShardLockDoc{Requested: string(e.cfg.ShardLock), Mode: string(e.lockMode), Reason: e.lockReason, Healthy: rs.LockHealthy},
 		LocalhostRisk: e.cfg.LocalhostRisk, EntityTypes: e.deliv.Types(),
-		LiveRunners: rs.LiveRunners, Suspects: rs.Suspects,
+		LiveRunners: rs.LiveRunners, Suspects: rs.Suspects, FrozenFenced: rs.Fences, StaleRunners: rs.StaleRunners,
 		Health:  e.Health(ctx),
 		Pool:    PoolDoc{Healthy: rs.PoolHealthy, LastOK: rs.PoolLastOK, Failures: rs.PoolFailures, Error: rs.PoolError},
 		Version: Version, UptimeSeconds: time.Since(e.started).Seconds(),

@@ -137,6 +137,7 @@ func (c *Context) Step(name string, fn func(ctx context.Context) ([]byte, error)
 	started := time.Now()
 	var lastErr error
 	for attempt := 1; ; attempt++ {
+		tried := time.Now()
 		sctx, endSpan := c.w.tel.StartStep(c.ctx, c.exec.Name, c.exec.ID, name, seq, attempt)
 		out, err := runStep(sctx, fn)
 		endSpan(err)
@@ -145,12 +146,9 @@ func (c *Context) Step(name string, fn func(ctx context.Context) ([]byte, error)
 		}
 		if err == nil {
 			c.record(seq, store.JournalEntry{Kind: store.JournalStep, Name: name, Result: out, Attempts: attempt, StartedAt: started})
-			if attempt > 1 {
-				// first-try successes are in the journal already (runner,
-				// attempts, times); record the attempt history only when
-				// there is one
-				c.w.introStep(c, seq, name, store.JournalStep, attempt, "completed", "", started, time.Now())
-			}
+			// every attempt is execution history, a first-try success too;
+			// the recorder batches it off the run's path
+			c.w.introStep(c, seq, name, store.JournalStep, attempt, "completed", "", tried, time.Now())
 			return out, nil
 		}
 		lastErr = err
@@ -159,7 +157,7 @@ func (c *Context) Step(name string, fn func(ctx context.Context) ([]byte, error)
 		if final {
 			status = "failed"
 		}
-		c.w.introStep(c, seq, name, store.JournalStep, attempt, status, err.Error(), started, time.Now())
+		c.w.introStep(c, seq, name, store.JournalStep, attempt, status, err.Error(), tried, time.Now())
 		if final {
 			break
 		}

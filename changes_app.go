@@ -35,6 +35,8 @@ func (a *App) openFeed(ctx context.Context, cfg config.Config, env func(string) 
 	}
 	a.feed = f
 	a.e.SetCDCFlavor(f.Flavor())
+	// inspect (and so cluster status) says why the feed is degraded
+	a.e.SetExtra("cdcProblem", f.Problem)
 	if id := f.ServerID(); id != 0 {
 		a.e.SetExtra("binlogServerId", func() string { return strconv.FormatUint(uint64(id), 10) })
 	}

@@ -21,7 +21,10 @@ func (f *Feed) startBinlog(ctx context.Context, r dburl.Resolved) error {
 	if replURL == "" {
 		replURL = r.URL
 	}
-	rr, err := dburl.Resolve(replURL, string(r.Dialect))
+	// The replication connection needs no default database, and a user
+	// holding only the replication grants may not use one (error 1044):
+	// connect to none, whatever the URL names.
+	rr, err := dburl.Resolve(withoutDatabase(replURL), string(r.Dialect))
 	if err != nil {
 		return err
 	}
@@ -63,14 +66,27 @@ func (f *Feed) startBinlog(ctx context.Context, r dburl.Resolved) error {
 		Ephemeral: f.cfg.Ephemeral,
 	}
 	f.run, f.runWhat = rd.Run, "binlog stream"
+	f.reader = rd
 	return nil
+}
+
+// withoutDatabase is raw with its path (the database name) removed; raw
+// itself when it does not parse.
+func withoutDatabase(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	u.Path, u.RawPath = "/", ""
+	return u.String()
 }
 
 // fallBack switches to inline emit, saying why.
 func (f *Feed) fallBack(reason string) error {
 	f.transport = Inline
 	f.fallback = reason
-	f.log.Warn(reason + " — falling back to inline emit: only writes made through this instance reach its subscribers")
+	f.log.Warn(reason+" — falling back to inline emit: only writes made through this instance reach its subscribers",
+		"fallback", reason)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/voltro/voltro/internal/cdc/binlog"
 	"github.com/voltro/voltro/internal/cdc/bus"
 	"github.com/voltro/voltro/internal/cdc/delta"
 	"github.com/voltro/voltro/internal/cdc/pgnotify"
@@ -32,6 +33,7 @@ type Feed struct {
 	transport Transport
 	fallback  string // why CDC was wanted but not used
 	serverID  uint32 // binlog reader's server_id
+	reader    *binlog.Reader
 
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -99,7 +101,13 @@ func New(ctx context.Context, cfg Config) (*Feed, error) {
 		_ = f.Close()
 		return nil, err
 	}
-	f.log.Info(f.BootLine(), "dialect", f.dialect, "cdc", f.transport, "server_id", f.serverID)
+	if f.fallback != "" {
+		// a change feed was wanted: say at boot, beside the transport, why
+		// there is none
+		f.log.Warn(f.BootLine(), "dialect", f.dialect, "cdc", f.transport, "fallback", f.fallback)
+	} else {
+		f.log.Info(f.BootLine(), "dialect", f.dialect, "cdc", f.transport, "server_id", f.serverID)
+	}
 	return f, nil
 }
 
@@ -237,9 +245,26 @@ func (f *Feed) ServerID() uint32 { return f.serverID }
 // not).
 func (f *Feed) Fallback() string { return f.fallback }
 
-// BootLine is the boot log line naming the dialect and the CDC transport.
+// BootLine is the boot log line naming the dialect and the CDC transport
+// (and, after a fallback, that it is one).
 func (f *Feed) BootLine() string {
-	return fmt.Sprintf("sql dialect resolved: %s — CDC: %s", f.dialect, f.transport.Label())
+	line := fmt.Sprintf("sql dialect resolved: %s — CDC: %s", f.dialect, f.transport.Label())
+	if f.fallback != "" {
+		line += " (fallback: " + f.fallback + ")"
+	}
+	return line
+}
+
+// Problem says what degrades the change feed now, "" when nothing: the
+// reason of a fallback to inline emit, or a binlog stream that keeps failing.
+func (f *Feed) Problem() string {
+	if f.fallback != "" {
+		return "fell back to inline emit: " + f.fallback
+	}
+	if f.reader != nil {
+		return f.reader.Trouble()
+	}
+	return ""
 }
 
 // Overflows counts resync signals sent because a subscriber fell behind.

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -18,6 +19,10 @@ import (
 
 	"github.com/voltro/voltro/internal/cdc/delta"
 )
+
+// healthyAfter is how long a stream must last before earlier failures
+// count as over.
+const healthyAfter = 5 * time.Second
 
 // Reader tails the binary log for one replica.
 type Reader struct {
@@ -43,6 +48,9 @@ type Reader struct {
 	// Ephemeral readers (a CLI watch) start at the current position and
 	// store nothing.
 	Ephemeral bool
+
+	trouble  atomic.Pointer[string] // why the stream keeps failing; nil while it flows
+	failures int                    // consecutive broken streams (Run's goroutine)
 
 	pos       map[uint32]mysql.MariadbGTID // domain -> last committed
 	lastSave  time.Time
@@ -116,6 +124,17 @@ func (r *Reader) Run(ctx context.Context, ready chan<- struct{}) error {
 		if r.streaming {
 			start = r.Position()
 		}
+		r.failures++
+		if isSameServerID(err) {
+			msg := fmt.Sprintf("another replica streams the binlog with server_id %d (error 4052): two instances share the replica id %s (POD_NAME), so the server keeps dropping one stream for the other; give every instance its own POD_NAME", r.ServerID, r.ReplicaID)
+			r.trouble.Store(&msg)
+			if r.failures%20 == 1 { // loud, but not once per reconnect
+				r.Logger.Error("binlog stream refused: "+msg, "server_id", r.ServerID, "replicaId", r.ReplicaID, "failures", r.failures, "err", err)
+			}
+		} else {
+			msg := fmt.Sprintf("binlog stream broke %d time(s) in a row; last: %v", r.failures, err)
+			r.trouble.Store(&msg)
+		}
 		r.Logger.Warn("binlog stream broke; reconnecting from the last committed position", "gtid", start, "err", err, "retry_in", backoff)
 		select {
 		case <-ctx.Done():
@@ -146,6 +165,7 @@ func (r *Reader) stream(ctx context.Context, start string, ready func()) error {
 		Logger:                  slog.New(quiet{r.Logger.Handler()}),
 	})
 	defer syncer.Close()
+	opened := time.Now()
 	st, err := syncer.StartSyncGTID(gset)
 	if err != nil {
 		return fmt.Errorf("start binlog stream at %q: %w", start, err)
@@ -182,6 +202,12 @@ func (r *Reader) stream(ctx context.Context, start string, ready func()) error {
 		if err != nil {
 			return err
 		}
+		if r.trouble.Load() != nil && time.Since(opened) > healthyAfter {
+			// the stream flows again (a server that refuses a stream still
+			// sends its first events, so only a stream that lasts counts)
+			r.trouble.Store(nil)
+			r.failures = 0
+		}
 		switch e := ev.Event.(type) {
 		case *replication.MariadbGTIDEvent:
 			gtid, inTx, standalone, pending, otherRows = e.GTID, true, e.IsStandalone(), nil, false
@@ -209,6 +235,25 @@ func (r *Reader) stream(ctx context.Context, start string, ready func()) error {
 			}
 		}
 	}
+}
+
+// Trouble says why the stream keeps failing, "" while it flows (or has
+// not failed yet). Safe from any goroutine.
+func (r *Reader) Trouble() string {
+	if p := r.trouble.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// isSameServerID reports error 4052: the server dropped this stream because
+// another replica connected with the same server_id.
+func isSameServerID(err error) bool {
+	var me *mysql.MyError
+	if errors.As(err, &me) {
+		return me.Code == 4052
+	}
+	return err != nil && strings.Contains(err.Error(), "4052")
 }
 
 func (r *Reader) setPosition(gtids string) {

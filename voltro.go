@@ -116,6 +116,7 @@ func New(ctx context.Context, opts ...Option) (*App, error) {
 		_ = e.Close(ctx)
 		return nil, err
 	}
+	a.watchReplicaID()
 	return a, nil
 }
 

@@ -65,6 +65,7 @@ func Collect(ctx context.Context, o Options) (*Report, []registry.Listed, error)
 		SchemaVersion: SchemaVersion, GeneratedAt: now().UTC(),
 		Source:            Source{Kind: registry.SourceRegistry, Dialect: o.Dialect, Database: o.Database, RegistryDir: o.RegistryDir},
 		StaleAfterSeconds: (3 * o.Heartbeat).Seconds(), ProcessFilter: o.Process, Instances: []Instance{},
+		Duplicates: []Duplicate{},
 	}
 	var found []registry.Instance
 	ledger := map[string]int{}
@@ -106,6 +107,7 @@ func Collect(ctx context.Context, o Options) (*Report, []registry.Listed, error)
 		}
 		return ledger[addr]
 	})
+	rep.Duplicates = markDuplicates(rep.Instances)
 	if o.Store != nil && o.Store.Dialect() != store.Memory {
 		rep.Shared = readShared(ctx, o.Store, 3*o.Heartbeat)
 	}

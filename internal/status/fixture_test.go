@@ -2,7 +2,9 @@ package status
 
 // A fixed report for the golden and schema tests: every kind of row (ready,
 // localhost, stale and unreachable, not ready, MariaDB with a binlog
-// server_id, inline-only) and a full footer.
+// server_id, inline-only, a dead row whose inspect address another instance
+// answers, two instances sharing one POD_NAME, a change feed that fell back
+// to inline emit) and a full footer.
 
 import "time"
 
@@ -56,6 +58,42 @@ func fixtureReport() *Report {
 				OwnedShards: 75, OwnedShardsSource: "inspect", Ready: ptr(true), Problems: []Problem{},
 				HeartbeatAgeSeconds: ptr(8.25), Reachable: true, EntityTypes: []string{"mail"}, Version: "0.1.0", Source: "runners",
 			},
+			{
+				ReplicaID: "api-3", Process: "api", ProcessSource: "meta", PID: 4190,
+				RunnerAddress: "10.1.2.6:34000", InspectAddress: "10.1.2.6:9090", Dialect: "postgres",
+				Tier: "full", OwnedShards: 0, OwnedShardsSource: "ledger", Problems: []Problem{},
+				HeartbeatAgeSeconds: ptr(95.0), Stale: true, StaleReason: "heartbeat 1m35s old, more than 30s",
+				UnreachableReason: "10.1.2.6:9090 answers as replica api-4 with runner 10.1.2.6:34001, not as this row's instance: its runner, shards and readiness are not shown here",
+				AnsweredBy:        &Identity{ReplicaID: "api-4", RunnerAddress: "10.1.2.6:34001"},
+				EntityTypes:       []string{"cart", "order"}, Version: "0.1.0", Source: "runners",
+			},
+			{
+				ReplicaID: "worker-2", Process: "worker", ProcessSource: "meta", PID: 5130,
+				RunnerAddress: "10.1.2.11:34000", InspectAddress: "10.1.2.11:9090", Dialect: "mariadb",
+				Tier: "full", CDCFlavor: "binlog CDC (ROW)", Coordination: "advisoryLock", ShardLock: "advisory",
+				CDCProblem:     "another replica streams the binlog with server_id 2516733521 (error 4052): two instances share the replica id worker-2 (POD_NAME), so the server keeps dropping one stream for the other; give every instance its own POD_NAME",
+				BinlogServerID: ptr(uint32(2516733521)), OwnedShards: 38, OwnedShardsSource: "inspect", Ready: ptr(true), Problems: []Problem{},
+				HeartbeatAgeSeconds: ptr(0.9), Reachable: true, Duplicate: true, EntityTypes: []string{"mail"}, Version: "0.1.0", Source: "runners",
+			},
+			{
+				ReplicaID: "worker-2", Process: "worker", ProcessSource: "meta", PID: 5131,
+				RunnerAddress: "10.1.2.12:34000", InspectAddress: "10.1.2.12:9090", Dialect: "mariadb",
+				Tier: "full", CDCFlavor: "binlog CDC (ROW)", Coordination: "advisoryLock", ShardLock: "advisory",
+				BinlogServerID: ptr(uint32(2516733521)), OwnedShards: 37, OwnedShardsSource: "inspect", Ready: ptr(true), Problems: []Problem{},
+				HeartbeatAgeSeconds: ptr(1.1), Reachable: true, Duplicate: true, EntityTypes: []string{"mail"}, Version: "0.1.0", Source: "runners",
+			},
+			{
+				ReplicaID: "worker-3", Process: "worker", ProcessSource: "meta", PID: 5140,
+				RunnerAddress: "10.1.2.13:34000", InspectAddress: "10.1.2.13:9090", Dialect: "mariadb",
+				Tier: "inline-only", CDCFlavor: "inline emit", Coordination: "advisoryLock", ShardLock: "advisory",
+				CDCProblem:  "fell back to inline emit: replication user cannot connect: Error 1045 (28000): Access denied for user 'repl'@'10.1.2.13' (using password: YES)",
+				OwnedShards: 75, OwnedShardsSource: "inspect", Ready: ptr(true), Problems: []Problem{},
+				HeartbeatAgeSeconds: ptr(2.0), Reachable: true, EntityTypes: []string{"mail"}, Version: "0.1.0", Source: "runners",
+			},
+		},
+		Duplicates: []Duplicate{
+			{Kind: "binlogServerId", Value: "2516733521", Instances: []Identity{{ReplicaID: "worker-2", RunnerAddress: "10.1.2.11:34000"}, {ReplicaID: "worker-2", RunnerAddress: "10.1.2.12:34000"}}},
+			{Kind: "replicaId", Value: "worker-2", Instances: []Identity{{ReplicaID: "worker-2", RunnerAddress: "10.1.2.11:34000"}, {ReplicaID: "worker-2", RunnerAddress: "10.1.2.12:34000"}}},
 		},
 		Shared: &Shared{
 			ActiveWindowSeconds: ActiveWindow,

@@ -45,6 +45,15 @@ func row(in registry.Instance, doc engine.InspectDoc, fetchErr error, ledger int
 	if ledger >= 0 {
 		r.OwnedShards, r.OwnedShardsSource = ledger, "ledger"
 	}
+	if fetchErr == nil {
+		if other := impostor(in, doc); other != "" {
+			// another instance answers at this row's inspect address (it
+			// reused a dead instance's VOLTRO_INSPECT_ADDR): nothing it says
+			// is this row's
+			r.AnsweredBy = &Identity{ReplicaID: doc.ReplicaID, RunnerAddress: doc.RunnerAddress}
+			fetchErr = fmt.Errorf("%s answers as %s, not as this row's instance: its runner, shards and readiness are not shown here", in.InspectAddr, other)
+		}
+	}
 	if fetchErr != nil {
 		r.UnreachableReason = fetchErr.Error()
 		if in.Source == registry.SourceRunners && !in.RowHealthy {
@@ -56,6 +65,10 @@ func row(in registry.Instance, doc engine.InspectDoc, fetchErr error, ledger int
 		r.RunnerAddress = orDefault(doc.RunnerAddress, r.RunnerAddress)
 		r.Tier = tier(doc.Tier, doc.CDCFlavor)
 		r.CDCFlavor, r.Coordination, r.ShardLock = doc.CDCFlavor, doc.Coordination, doc.ShardLock.Mode
+		r.CDCProblem = doc.Extra["cdcProblem"]
+		if s := doc.Extra["sameReplicaIdRunners"]; s != "" {
+			r.sameReplica = strings.Split(s, ",")
+		}
 		if id, err := strconv.ParseUint(doc.Extra["binlogServerId"], 10, 32); err == nil {
 			v := uint32(id)
 			r.BinlogServerID = &v
@@ -79,6 +92,19 @@ func row(in registry.Instance, doc engine.InspectDoc, fetchErr error, ledger int
 		r.LocalhostFix = LocalhostFix
 	}
 	return r
+}
+
+// impostor describes the instance that answered at in's inspect address
+// when it is not in: another replica id, or another runner address (a
+// restarted process of the same replica on a new address answers for its
+// new row, not for the dead one). "" when the document is in's own.
+func impostor(in registry.Instance, doc engine.InspectDoc) string {
+	replica := in.ReplicaID != "" && doc.ReplicaID != in.ReplicaID
+	runner := in.RunnerAddress != "" && doc.RunnerAddress != in.RunnerAddress
+	if !replica && !runner {
+		return ""
+	}
+	return fmt.Sprintf("replica %s with runner %s", cell(doc.ReplicaID), cell(doc.RunnerAddress))
 }
 
 // tier refines the engine's tier: a full cluster whose change feed is

@@ -9,6 +9,11 @@ import (
 
 // WriteJSON renders r as JSON.
 func WriteJSON(w io.Writer, r *Report) error {
+	if r.Duplicates == nil { // documented as always an array
+		c := *r
+		c.Duplicates = []Duplicate{}
+		r = &c
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(r); err != nil {

@@ -21,7 +21,17 @@ type Report struct {
 	StaleAfterSeconds float64    `json:"staleAfterSeconds"`
 	ProcessFilter     string     `json:"processFilter"`
 	Instances         []Instance `json:"instances"`
-	Shared            *Shared    `json:"shared"` // null without a readable database
+	// Duplicates are identities two live instances share that must be
+	// unique: a replica id (POD_NAME), a binlog server_id.
+	Duplicates []Duplicate `json:"duplicates"`
+	Shared     *Shared     `json:"shared"` // null without a readable database
+}
+
+// Duplicate is one identity shared by several live instances.
+type Duplicate struct {
+	Kind      string     `json:"kind"` // replicaId | binlogServerId
+	Value     string     `json:"value"`
+	Instances []Identity `json:"instances"`
 }
 
 // Source says where instances were discovered.
@@ -44,8 +54,11 @@ type Instance struct {
 	// Tier: full, inline-only (shards move, changes do not cross
 	// instances), single-process, none; "unknown" when unreachable and not
 	// inferable.
-	Tier              string    `json:"tier"`
-	CDCFlavor         string    `json:"cdcFlavor"`
+	Tier      string `json:"tier"`
+	CDCFlavor string `json:"cdcFlavor"`
+	// CDCProblem says why the change feed is degraded (a fallback to
+	// inline emit, a failing binlog stream); "" when it is not.
+	CDCProblem        string    `json:"cdcProblem"`
 	Coordination      string    `json:"coordination"`
 	ShardLock         string    `json:"shardLock"`
 	BinlogServerID    *uint32   `json:"binlogServerId"`
@@ -58,13 +71,29 @@ type Instance struct {
 	HeartbeatAgeSeconds *float64 `json:"heartbeatAgeSeconds"`
 	Reachable           bool     `json:"reachable"`
 	UnreachableReason   string   `json:"unreachableReason"`
-	Stale               bool     `json:"stale"`
-	StaleReason         string   `json:"staleReason"`
-	LocalhostRisk       bool     `json:"localhostRisk"`
-	LocalhostFix        string   `json:"localhostFix"`
-	EntityTypes         []string `json:"entityTypes"`
-	Version             string   `json:"version"`
-	Source              string   `json:"source"` // runners | registry
+	// AnsweredBy is the instance that answered at this row's inspect
+	// address when it was not this row's (another replica or runner
+	// address); its answer is not used. Null otherwise.
+	AnsweredBy *Identity `json:"answeredBy"`
+	// Duplicate: the instance shares its replica id or binlog server_id
+	// with another live instance (Report.Duplicates says which).
+	Duplicate bool `json:"duplicate"`
+	// sameReplica: the runners the instance itself sees live with its
+	// replica id (inspect), which the report may not list (--process).
+	sameReplica   []string
+	Stale         bool     `json:"stale"`
+	StaleReason   string   `json:"staleReason"`
+	LocalhostRisk bool     `json:"localhostRisk"`
+	LocalhostFix  string   `json:"localhostFix"`
+	EntityTypes   []string `json:"entityTypes"`
+	Version       string   `json:"version"`
+	Source        string   `json:"source"` // runners | registry
+}
+
+// Identity names an instance: its replica id and runner address.
+type Identity struct {
+	ReplicaID     string `json:"replicaId"`
+	RunnerAddress string `json:"runnerAddress"`
 }
 
 // Problem is one reason an instance is not ready (engine.Problem kinds).

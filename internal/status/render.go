@@ -7,6 +7,7 @@ package status
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -45,6 +46,7 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 		}
 		writeAttention(p, r.Instances)
 	}
+	writeDuplicates(p, r.Duplicates)
 	writeShared(p, r)
 	return p.err
 }
@@ -82,9 +84,16 @@ func instanceCells(in Instance) []string {
 	if in.HeartbeatAgeSeconds != nil {
 		hb = human(seconds(*in.HeartbeatAgeSeconds))
 	}
+	cdc := cell(in.CDCFlavor)
+	if in.CDCProblem != "" {
+		cdc += " (DEGRADED)"
+	}
+	if in.Duplicate && in.BinlogServerID != nil {
+		server += " (DUPLICATE)"
+	}
 	return []string{
 		cell(in.ReplicaID), cell(in.Process), cell(in.RunnerAddress), cell(in.Dialect), cell(in.Tier),
-		cell(in.CDCFlavor), cell(in.Coordination), cell(in.ShardLock), server, shards,
+		cdc, cell(in.Coordination), cell(in.ShardLock), server, shards,
 		drainCell(in), hb, strings.Join(marks(in), ","),
 	}
 }
@@ -113,6 +122,15 @@ func marks(in Instance) []string {
 	if in.LocalhostRisk {
 		m = append(m, "LOCALHOST")
 	}
+	if in.Duplicate {
+		m = append(m, "DUPLICATE")
+	}
+	if in.CDCProblem != "" {
+		m = append(m, "CDC-DEGRADED")
+	}
+	if in.AnsweredBy != nil {
+		m = append(m, "OTHER-INSTANCE")
+	}
 	if in.Stale {
 		m = append(m, "STALE")
 	}
@@ -130,7 +148,7 @@ func marks(in Instance) []string {
 
 func rowColour(in Instance) string {
 	switch {
-	case in.LocalhostRisk:
+	case in.LocalhostRisk || in.Duplicate || in.CDCProblem != "":
 		return ansiRed
 	case in.Stale || !in.Reachable || (in.Ready != nil && !*in.Ready):
 		return ansiYellow
@@ -144,6 +162,9 @@ func writeAttention(p *painter, ins []Instance) {
 		who := in.ReplicaID
 		if in.LocalhostRisk {
 			lines = append(lines, [2]string{ansiRed, fmt.Sprintf("  ! %s LOCALHOST: runner %s is a loopback address, other instances cannot reach it (cross-instance wake-ups, reply pushes and workflow resume break); %s", who, in.RunnerAddress, in.LocalhostFix)})
+		}
+		if in.CDCProblem != "" {
+			lines = append(lines, [2]string{ansiRed, fmt.Sprintf("  ! %s CDC DEGRADED: %s", who, in.CDCProblem)})
 		}
 		if in.Stale {
 			lines = append(lines, [2]string{ansiYellow, fmt.Sprintf("  ! %s STALE: %s", who, in.StaleReason)})
@@ -162,6 +183,38 @@ func writeAttention(p *painter, ins []Instance) {
 	p.line(ansiBold, "attention:")
 	for _, l := range lines {
 		p.line(l[0], l[1])
+	}
+}
+
+// writeDuplicates names each identity several live instances share, in red:
+// one line per set of instances (one POD_NAME on two pods is a replica id
+// and a server_id shared).
+func writeDuplicates(p *painter, ds []Duplicate) {
+	if len(ds) == 0 {
+		return
+	}
+	p.line("", "")
+	p.line(ansiBold+ansiRed, "duplicates:")
+	var sets [][]Identity
+	whats := map[int][]string{}
+	for _, d := range ds {
+		what := "replica id " + d.Value
+		if d.Kind == "binlogServerId" {
+			what = "binlog server_id " + d.Value
+		}
+		i := slices.IndexFunc(sets, func(s []Identity) bool { return slices.Equal(s, d.Instances) })
+		if i < 0 {
+			i = len(sets)
+			sets = append(sets, d.Instances)
+		}
+		whats[i] = append(whats[i], what)
+	}
+	for i, set := range sets {
+		parts := make([]string, len(set))
+		for j, id := range set {
+			parts[j] = id.ReplicaID + " (runner " + cell(id.RunnerAddress) + ")"
+		}
+		p.line(ansiRed, fmt.Sprintf("  ! DUPLICATE %s on %d live instances: %s; %s", strings.Join(whats[i], " and "), len(set), strings.Join(parts, ", "), duplicateAdvice))
 	}
 }
 

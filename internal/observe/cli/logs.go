@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -56,9 +57,10 @@ type LogsOptions struct {
 
 // Target is one instance to ask.
 type Target struct {
-	ReplicaID   string
-	Process     string
-	InspectAddr string
+	ReplicaID     string
+	Process       string
+	RunnerAddress string // "" when the source does not say
+	InspectAddr   string
 }
 
 // Discover lists the instances of o's database: the runners table on a
@@ -96,16 +98,23 @@ func Discover(ctx context.Context, o LogsOptions) ([]Target, error) {
 		found = registry.FromEntries(local, dialect, database, rows)
 	}
 	var out []Target
-	seen := map[string]bool{}
+	seen := map[Target]bool{}
 	for _, in := range found {
 		if o.Process != "" && in.Process != o.Process && in.ReplicaID != o.Process {
 			continue
 		}
-		if in.Stale || in.InspectAddr == "" || seen[in.InspectAddr] {
+		if in.Stale || in.InspectAddr == "" {
 			continue
 		}
-		seen[in.InspectAddr] = true
-		out = append(out, Target{ReplicaID: in.ReplicaID, Process: in.Process, InspectAddr: dialAddr(in.InspectAddr, in.RunnerAddress)})
+		// Two rows may name one inspect address (a dead instance's row and
+		// the instance that reused its VOLTRO_INSPECT_ADDR): each is asked,
+		// and only the one the answer names gets the records.
+		t := Target{ReplicaID: in.ReplicaID, Process: in.Process, RunnerAddress: in.RunnerAddress, InspectAddr: dialAddr(in.InspectAddr, in.RunnerAddress)}
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		out = append(out, t)
 	}
 	slices.SortFunc(out, func(a, b Target) int {
 		return cmp.Or(strings.Compare(a.Process, b.Process), strings.Compare(a.ReplicaID, b.ReplicaID))
@@ -166,7 +175,7 @@ func Logs(ctx context.Context, o LogsOptions, stdout, stderr io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lists[i], fails[i] = fetchLogs(ctx, o.HTTP, t.InspectAddr, o.Tail, level, o.InspectToken)
+			lists[i], fails[i] = fetchLogs(ctx, o.HTTP, t, o.Tail, level, o.InspectToken)
 		}()
 	}
 	wg.Wait()
@@ -201,10 +210,12 @@ func Logs(ctx context.Context, o LogsOptions, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// fetchLogs asks one instance for its ring.
-func fetchLogs(ctx context.Context, c *http.Client, addr string, tail int, level slog.Level, token string) ([]observe.Record, error) {
+// fetchLogs asks one instance for its ring. An answer from another instance
+// than t (another replica id or runner address: it took over t's inspect
+// address) is refused, so its records are never shown as t's.
+func fetchLogs(ctx context.Context, c *http.Client, t Target, tail int, level slog.Level, token string) ([]observe.Record, error) {
 	q := url.Values{"tail": {strconv.Itoa(tail)}, "level": {strings.ToLower(level.String())}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+serve.PathLogs+"?"+q.Encode(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+t.InspectAddr+serve.PathLogs+"?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -233,8 +244,23 @@ func fetchLogs(ctx context.Context, c *http.Client, addr string, tail int, level
 	if err := json.Unmarshal(body, &recs); err != nil {
 		return nil, fmt.Errorf("unreadable answer: %w", err)
 	}
+	replica, runner := resp.Header.Get(serve.HeaderReplica), resp.Header.Get(serve.HeaderRunner)
+	if replica == "" { // an instance that does not name itself: its records do
+		for _, r := range recs {
+			if r.Replica != "" && r.Replica != t.ReplicaID {
+				replica = r.Replica
+				break
+			}
+		}
+	}
+	if (replica != "" && replica != t.ReplicaID) || (runner != "" && t.RunnerAddress != "" && runner != t.RunnerAddress) {
+		return nil, fmt.Errorf("%w: the address is answered by replica %s with runner %s (it reused this instance's inspect address); its records are not this instance's", ErrOtherInstance, replica, orDash(runner))
+	}
 	return recs, nil
 }
+
+// ErrOtherInstance: another instance answered at a target's inspect address.
+var ErrOtherInstance = errors.New("not this instance")
 
 // FormatRecord renders one record as a text line: time (UTC), level,
 // replica, message, then the attributes sorted by key.

@@ -36,6 +36,12 @@ const (
 	adminDisabledText = "admin actions are disabled on this instance until VOLTRO_ADMIN_TOKEN is set"
 )
 
+// Headers of the log route's answer naming the instance that served it.
+const (
+	HeaderReplica = "X-Voltro-Replica-Id"
+	HeaderRunner  = "X-Voltro-Runner-Address"
+)
+
 // Config is what the routes read and act on.
 type Config struct {
 	Engine    *engine.Engine
@@ -109,6 +115,10 @@ func (c Config) logs(w http.ResponseWriter, r *http.Request) {
 	if recs == nil {
 		recs = []observe.Record{}
 	}
+	// who answers, so `voltro logs` can tell when another instance took over
+	// the inspect address it asked
+	w.Header().Set(HeaderReplica, c.Engine.Config().ReplicaID)
+	w.Header().Set(HeaderRunner, c.Engine.Address())
 	writeJSON(w, http.StatusOK, recs)
 }
 

@@ -14,7 +14,6 @@ import (
 
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/schedule"
-	"github.com/voltro/voltro/internal/sharding"
 	"github.com/voltro/voltro/internal/workflow"
 )
 
@@ -43,7 +42,7 @@ func (f *clusterFirer) ScheduleCluster(ctx context.Context, cs schedule.ClusterS
 		return err
 	}
 	cfg := f.a.e.Config()
-	shard := sharding.For(cfg.Groups[0], "schedule:"+cs.Name, cfg.ShardCount)
+	shard := f.a.e.ShardOf("", "schedule:"+cs.Name, cfg.Groups[0])
 	go f.loop(ctx, wf, name, shard, cs)
 	return nil
 }

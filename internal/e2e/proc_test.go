@@ -69,6 +69,13 @@ func runnerMain() int {
 		say("END %d %s %d", info.ID, id, time.Now().UnixNano())
 		return m.N + 1, nil
 	})
+	chains, _ := strconv.Atoi(os.Getenv("E2E_CHAINS"))
+	if os.Getenv("E2E_CHAINS") != "" {
+		if err := app.Register(demo.Chain); err != nil {
+			fmt.Println("BOOTFAIL", err)
+			return 3
+		}
+	}
 	if os.Getenv("E2E_SLEEPERS") != "" {
 		if err := app.Register(demo.Nap); err != nil {
 			fmt.Println("BOOTFAIL", err)
@@ -102,6 +109,14 @@ func runnerMain() int {
 	if err := app.Start(ctx); err != nil {
 		fmt.Println("BOOTFAIL", err)
 		return 3
+	}
+	for i := 0; i < chains; i++ {
+		h, err := demo.Chain.Start(ctx, app, demo.ChainInput{Steps: 4, StepMillis: 300})
+		if err != nil {
+			fmt.Println("BOOTFAIL start a chain:", err)
+			return 3
+		}
+		say("CHAIN %s", h.ID)
 	}
 	say("READY %s", app.InspectAddr())
 	if n, _ := strconv.Atoi(os.Getenv("E2E_SLEEPERS")); n > 0 {

@@ -61,6 +61,9 @@ type Engine struct {
 	deliv  *delivery.Deliverer
 	client *rpc.Client
 	wakes  bool // the store pushes wake-ups itself
+	// private: single-process runner storage on a shared SQL store; shard
+	// ids carry the replica id (runner.PrivateGroups).
+	private bool
 
 	mu      sync.Mutex
 	waiters map[int64][]chan store.Reply
@@ -140,6 +143,12 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if e.lockMode, e.lockReason, err = d.ResolveLockMode(ctx, cfg.ShardLock); err != nil {
 		return fail(err)
 	}
+	e.private = !cfg.Clustered() && sharedSQL(d.Dialect())
+	if e.private {
+		// Single-process runner storage on a shared store: a private shard
+		// space fenced by row leases of its own, no session locks.
+		e.lockMode, e.lockReason = store.LockRow, "single-process runner storage: a private shard space, its epochs kept as row leases; no runner row, no session locks"
+	}
 	if cfg.Clustered() {
 		e.address = cfg.RunnerAddress()
 		e.tier = "full"
@@ -157,13 +166,22 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		Owner: e.address, PollInterval: e.pollInterval(), ClaimTTL: max(6*cfg.Heartbeat, 30*time.Second),
 		Logger: log, OnReply: e.onReply,
 	})
+	groups := cfg.Groups
+	if e.private {
+		groups = runner.PrivateGroups(cfg.ReplicaID, cfg.Groups)
+	}
 	e.runner = runner.New(d, e.deliv, runner.Options{
-		Address: e.address, ReplicaID: cfg.ReplicaID, Groups: cfg.Groups, ShardCount: cfg.ShardCount,
+		Address: e.address, ReplicaID: cfg.ReplicaID, Groups: groups, ShardCount: cfg.ShardCount, Private: e.private,
 		Mode: e.lockMode, Heartbeat: cfg.Heartbeat, Version: Version, Logger: log,
 		EntityTypes: e.deliv.Types, Meta: registry.RunnerMeta{Process: cfg.ProcessName, PID: os.Getpid(), Host: hostname()}.Encode(),
 	})
 	e.bootLog()
 	return e, nil
+}
+
+// sharedSQL reports whether a dialect's store is shared between processes.
+func sharedSQL(d store.Dialect) bool {
+	return d == store.Postgres || d == store.MariaDB || d == store.MySQL
 }
 
 // pollInterval is the fallback read cadence: slow when the store pushes.
@@ -193,6 +211,9 @@ func (e *Engine) bootLog() {
 	}
 	e.log.Info(fmt.Sprintf("workflow engine: %s, dialect=%s", engineKind, e.d.Dialect()),
 		"dialect", e.d.Dialect(), "runner_storage", e.cfg.RunnerStorage, "why", e.cfg.StorageReason, "tier", e.tier)
+	if e.private {
+		e.log.Info(fmt.Sprintf("single-process runner storage: replica %s executes only the runs it starts and resumes them when it restarts with the same POD_NAME; no other instance on this database ever runs them (no cross-instance handoff)", e.cfg.ReplicaID))
+	}
 	kind := "advisory locks"
 	if e.lockMode == store.LockRow {
 		kind = "row-based"

@@ -11,6 +11,7 @@ import (
 	"github.com/voltro/voltro/internal/delivery"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/rpc"
+	"github.com/voltro/voltro/internal/runner"
 	"github.com/voltro/voltro/internal/sharding"
 	"github.com/voltro/voltro/internal/store"
 )
@@ -69,6 +70,9 @@ func (e *Engine) ShardOf(entityType, entityID, group string) string {
 	}
 	if group == "" {
 		group = e.cfg.Groups[0]
+	}
+	if e.private {
+		group = runner.PrivateGroup(e.cfg.ReplicaID, group)
 	}
 	return sharding.For(group, entityID, e.cfg.ShardCount)
 }

@@ -48,6 +48,9 @@ type Options struct {
 	Meta        string
 	EntityTypes func() []string
 	Logger      *slog.Logger
+	// Private: single-process runner storage on a shared store (see
+	// private.go). Groups must then be private groups; Mode is row.
+	Private bool
 }
 
 // Runner is one member of the cluster.
@@ -230,6 +233,10 @@ func (r *Runner) step(ctx context.Context) {
 	}
 	if !r.pool.healthy {
 		r.loseAll("connection pool unhealthy")
+		return
+	}
+	if r.opts.Private {
+		r.stepPrivate(ctx, now, beat)
 		return
 	}
 	if r.locker == nil || !r.lockHealthy {

@@ -709,6 +709,12 @@ innodb_flush_log_at_trx_commit=2
 performance_schema=OFF
 binlog_format=ROW
 innodb_autoinc_lock_mode=2
+# One applier thread stalls the node under write conflicts: it waits on a row
+# lock of a local transaction that has replicated and waits, in certification
+# order, for a write-set only that same applier would certify next. InnoDB's
+# BF lock-wait watchdog breaks the cycle after innodb_lock_wait_timeout (50 s);
+# clients time out first. With several appliers another one certifies it.
+wsrep_slave_threads=4
 wsrep_on=ON
 wsrep_provider=%[5]s
 wsrep_cluster_name=voltro-test-%[6]d

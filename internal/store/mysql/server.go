@@ -17,6 +17,7 @@ type serverInfo struct {
 	mariadb      bool
 	major, minor int
 	galera       bool // @@wsrep_on = 1
+	appliers     int  // @@wsrep_slave_threads on Galera, 0 elsewhere
 	skipLocked   bool // FOR UPDATE SKIP LOCKED: MariaDB 10.6+, MySQL 8.0+
 	returning    bool // INSERT … RETURNING: MariaDB 10.5+
 }
@@ -40,8 +41,13 @@ func probe(ctx context.Context, cfg *gomysql.Config) (serverInfo, error) {
 	} else {
 		info.skipLocked = info.major >= 8
 	}
-	info.galera, err = wsrepOn(ctx, db)
-	return info, err
+	if info.galera, err = wsrepOn(ctx, db); err != nil || !info.galera {
+		return info, err
+	}
+	if err := db.QueryRowContext(ctx, "SELECT @@wsrep_slave_threads").Scan(&info.appliers); err != nil {
+		return info, wrapErr("probe @@wsrep_slave_threads", err)
+	}
+	return info, nil
 }
 
 // wsrepOn reads @@wsrep_on; a server without the variable (MySQL) is not

@@ -102,6 +102,15 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		log:       opts.Logger.With("store", string(res.Dialect)),
 		server:    info,
 	}
+	if info.galera && info.appliers < 2 {
+		// A node with one applier stalls for innodb_lock_wait_timeout when
+		// that applier waits on a row lock of a local commit that waits, in
+		// certification order, for the next write-set the same applier has
+		// yet to certify: conflicting writes from several nodes, which a
+		// cluster runtime makes, hit it (see docs/configuration.md).
+		s.log.Warn("mysql store: this Galera node applies replicated writes with one thread; set wsrep_slave_threads to 4 or more, or conflicting writes can stall it for innodb_lock_wait_timeout",
+			"wsrep_slave_threads", info.appliers)
+	}
 	if (res.Dialect == store.MariaDB) != info.mariadb {
 		s.log.Warn("mysql store: dialect does not match the server flavor", "dialect", res.Dialect, "server", info.version)
 	}

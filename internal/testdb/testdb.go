@@ -8,6 +8,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -50,7 +51,20 @@ func Postgres(t testing.TB, name string) string {
 	if _, err := db.ExecContext(ctx, `CREATE DATABASE `+dbname); err != nil {
 		t.Fatalf("testdb: create %s: %v", dbname, err)
 	}
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:5432/%s?sslmode=disable", dbname)
+	return postgresURL(t, dbname)
+}
+
+// postgresURL is PostgresAdminURL with its database replaced by dbname, so a
+// VOLTRO_TEST_POSTGRES_URL naming another server is used for every test
+// database too.
+func postgresURL(t testing.TB, dbname string) string {
+	t.Helper()
+	u, err := url.Parse(PostgresAdminURL())
+	if err != nil {
+		t.Fatalf("testdb: VOLTRO_TEST_POSTGRES_URL: %v", err)
+	}
+	u.Path = "/" + dbname
+	return u.String()
 }
 
 // MariaDB drops and recreates database voltro_t_<name> and returns a

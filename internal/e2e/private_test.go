@@ -8,6 +8,7 @@ package e2e
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,24 @@ func TestSingleProcessRunnerStorage(t *testing.T) {
 	}
 	if resumed == 0 {
 		t.Fatal("no run of the killed instance ran a step after the restart: the kill came too late to mean anything")
+	}
+	// No runner row, yet `cluster status` shows both, found through the
+	// local registry, as single-process.
+	code, out, errOut := cli(t, map[string]string{"DB_URL": url}, "cluster", "status", "--format", "json")
+	var rep struct {
+		Instances []struct{ ReplicaID, Tier, RunnerAddress string }
+	}
+	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
+		t.Fatalf("cluster status: exit %d, %v\n%s\n%s", code, err, out, errOut)
+	}
+	seen := map[string]string{}
+	for _, in := range rep.Instances {
+		seen[in.ReplicaID] = in.Tier + " " + in.RunnerAddress
+	}
+	for _, pod := range []string{"solo-a", "solo-b"} {
+		if seen[pod] != "single-process local:"+pod {
+			t.Fatalf("cluster status shows %s as %q, want single-process at local:%s; instances: %v", pod, seen[pod], pod, seen)
+		}
 	}
 	t.Logf("%d runs of the killed instance resumed after its restart with the same POD_NAME; none ran elsewhere", resumed)
 }

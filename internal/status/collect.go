@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,6 +78,13 @@ func Collect(ctx context.Context, o Options) (*Report, []registry.Listed, error)
 			return nil, local, fmt.Errorf("cluster status: reading the runners table: %w", err)
 		}
 		found = registry.FromRunners(rows, o.Dialect, o.Database, local)
+		// Instances with single-process runner storage keep no runner row:
+		// the local registry is where they are found.
+		for _, in := range registry.FromEntries(local, o.Dialect, o.Database, nil) {
+			if strings.HasPrefix(in.RunnerAddress, "local:") {
+				found = append(found, in)
+			}
+		}
 		if locks, err := o.Store.ShardLocks(ctx); err != nil {
 			o.Logger.Warn("cluster status: reading the shard ledger failed", "err", err)
 		} else {

@@ -79,6 +79,9 @@ func row(in registry.Instance, doc engine.InspectDoc, fetchErr error, ledger int
 		for _, p := range doc.Health.Problems {
 			r.Problems = append(r.Problems, Problem{Kind: p.Kind, Detail: p.Detail})
 		}
+		for _, p := range doc.Health.Notes {
+			r.Notes = append(r.Notes, Problem{Kind: p.Kind, Detail: p.Detail})
+		}
 		if len(doc.EntityTypes) > 0 {
 			r.EntityTypes = slices.Clone(doc.EntityTypes)
 		}

@@ -66,6 +66,9 @@ type Instance struct {
 	OwnedShardsSource string    `json:"ownedShardsSource"` // inspect | ledger | none
 	Ready             *bool     `json:"ready"`             // null when not asked (unreachable)
 	Problems          []Problem `json:"problems"`
+	// Notes are what the instance sees that its leaving traffic would not
+	// fix, e.g. a frozen peer whose session the database refused to end.
+	Notes []Problem `json:"notes,omitempty"`
 	// HeartbeatAgeSeconds is judged by the database clock; null without a
 	// runner row.
 	HeartbeatAgeSeconds *float64 `json:"heartbeatAgeSeconds"`

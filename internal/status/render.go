@@ -175,6 +175,9 @@ func writeAttention(p *painter, ins []Instance) {
 		for _, pr := range in.Problems {
 			lines = append(lines, [2]string{"", fmt.Sprintf("  ! %s NOT READY: %s: %s", who, pr.Kind, pr.Detail)})
 		}
+		for _, pr := range in.Notes {
+			lines = append(lines, [2]string{ansiRed, fmt.Sprintf("  ! %s SEES: %s: %s", who, pr.Kind, pr.Detail)})
+		}
 	}
 	if len(lines) == 0 {
 		return

@@ -24,6 +24,7 @@ import (
 
 	"github.com/voltro/voltro"
 	"github.com/voltro/voltro/internal/demo"
+	"github.com/voltro/voltro/internal/store"
 )
 
 const roleEnv = "VOLTRO_E2E_ROLE"
@@ -152,7 +153,10 @@ func hogPool(app *voltro.App, after time.Duration, say func(string, ...any)) {
 	}
 	n, _ := strconv.Atoi(os.Getenv("E2E_POOL_SIZE"))
 	if n == 0 {
-		n = 20
+		// the whole application pool: its cap, as the store sets it
+		if n, _ = store.PoolCap(store.DefaultMaxConns); n == 0 {
+			n = store.DefaultMaxConns
+		}
 	}
 	var conns []interface{ Close() error }
 	for i := 0; i < n; i++ {
@@ -208,6 +212,8 @@ func startProc(t *testing.T, name string, env map[string]string) *proc {
 		"VOLTRO_CLUSTER_SECRET":       "e2e-secret",
 		"PATH":                        os.Getenv("PATH"),
 		"HOME":                        os.Getenv("HOME"),
+		// the test budget's pool cap (scripts/test) reaches the child too
+		store.MaxConnsEnv: os.Getenv(store.MaxConnsEnv),
 	}
 	for k, v := range env {
 		base[k] = v

@@ -24,7 +24,7 @@ func cli(t *testing.T, env map[string]string, args ...string) (int, string, stri
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, voltroBin(t), args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), store.MaxConnsEnv + "=" + os.Getenv(store.MaxConnsEnv)}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

@@ -76,6 +76,7 @@ func startDemo(t *testing.T, name string, env map[string]string, args ...string)
 	base := map[string]string{
 		"POD_NAME": name, "VOLTRO_WORKFLOW_RUNNER_HOST": "127.0.0.1", "VOLTRO_WORKFLOW_RUNNER_PORT": strconv.Itoa(port),
 		"VOLTRO_CLUSTER_SECRET": "e2e-secret", "PATH": os.Getenv("PATH"), "HOME": os.Getenv("HOME"),
+		store.MaxConnsEnv: os.Getenv(store.MaxConnsEnv),
 	}
 	for k, v := range env {
 		base[k] = v

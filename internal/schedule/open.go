@@ -35,9 +35,16 @@ func OpenURL(ctx context.Context, rawURL, dialect string) (*SQLStore, error) {
 	default:
 		return nil, errs.New(errs.CodeInvalidConfig, "DB_URL names the %s store, whose schedules live only inside the app process", r.Dialect)
 	}
+	maxConns, err := store.PoolCap(0)
+	if err != nil {
+		return nil, err
+	}
 	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		return nil, errs.Wrap(errs.CodeInvalidConfig, err, "open "+dburl.Redact(rawURL))
+	}
+	if maxConns > 0 && r.Dialect == store.Postgres {
+		db.SetMaxOpenConns(maxConns)
 	}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()

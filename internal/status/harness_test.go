@@ -95,7 +95,8 @@ type child struct {
 func startChild(t *testing.T, env map[string]string) *child {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = []string{roleEnv + "=instance", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	cmd.Env = []string{roleEnv + "=instance", "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		store.MaxConnsEnv + "=" + os.Getenv(store.MaxConnsEnv)} // the test budget's pool cap
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

@@ -22,8 +22,9 @@ import (
 
 // Options tune a Store.
 type Options struct {
-	// MaxConns caps the application pool (default 20). Lockers and the wake
-	// listener use connections of their own, outside this cap.
+	// MaxConns caps the application pool (default: DB_MAX_CONNS from the
+	// process environment, else 20). Lockers and the wake listener use
+	// connections of their own, outside this cap.
 	MaxConns int
 	// Namespace prefixes advisory lock keys and the NOTIFY channel, so two
 	// clusters sharing one database (in different schemas) never collide.
@@ -58,7 +59,11 @@ var (
 // server answers. It does not migrate: call Migrate.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.MaxConns <= 0 {
-		opts.MaxConns = 20
+		n, err := store.PoolCap(store.DefaultMaxConns)
+		if err != nil {
+			return nil, err
+		}
+		opts.MaxConns = n
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = "voltro"

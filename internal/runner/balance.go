@@ -58,6 +58,9 @@ func (r *Runner) refreshLive(ctx context.Context, now time.Time) error {
 	for _, x := range rs {
 		r.rows[x.Address] = x
 		if x.Address == r.opts.Address {
+			if r.registered {
+				r.checkOwnRow(x)
+			}
 			if hosting {
 				live = append(live, x)
 			}
@@ -97,6 +100,9 @@ func (r *Runner) balance(ctx, poolctx context.Context, poolOK bool, now time.Tim
 	if poolOK {
 		if err := r.refreshLive(poolctx, now); err != nil {
 			r.log.Warn("workflow runner: listing runners failed", "err", err)
+			return
+		}
+		if r.superseded {
 			return
 		}
 	}

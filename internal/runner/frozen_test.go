@@ -9,7 +9,6 @@ package runner
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,7 +18,6 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/postgres"
 	"github.com/voltro/voltro/internal/testdb"
@@ -210,5 +208,26 @@ func TestLongSilentRunnerRowsArePruned(t *testing.T) {
 	}
 }
 
-var _ = errors.Is
-var _ = errs.ErrPermission
+// A process that was frozen and wakes after a newer process registered at
+// its address (row mode has no session to tell it) steps out: it drops its
+// shards and takes no further part.
+func TestSupersededProcessStepsOut(t *testing.T) {
+	for name, open := range presenceStores(t) {
+		for _, mode := range []store.LockMode{store.LockAdvisory, store.LockRow} {
+			t.Run(name+"/"+string(mode), func(t *testing.T) {
+				d := open(t)
+				old := startRunner(t, d, mode, "same:1", 200*time.Millisecond)
+				waitUntil(t, 10*time.Second, "the old process holds every shard", func() bool { return len(old.Held()) == testShards })
+				time.Sleep(300 * time.Millisecond) // a listing after its registration
+				// What a newer process's registration leaves in the row.
+				if err := d.RegisterRunner(context.Background(), store.Runner{Address: "same:1", ReplicaID: "newer", Groups: []string{"default"}, EntityTypes: []string{"test.entity"}, Healthy: true}); err != nil {
+					t.Fatal(err)
+				}
+				waitUntil(t, 5*time.Second, "the old process steps out", func() bool {
+					st := old.Status()
+					return len(st.Held) == 0 && strings.Contains(st.Refused, "newer process")
+				})
+			})
+		}
+	}
+}

@@ -24,6 +24,9 @@ import (
 
 // ownAddress reports whether this process may act for its address now.
 func (r *Runner) ownAddress(ctx context.Context, now time.Time) bool {
+	if r.superseded {
+		return false
+	}
 	if pp, ok := r.locker.(store.PresenceProber); ok && r.opts.Mode == store.LockAdvisory {
 		if pp.Present() {
 			r.setRefused("")
@@ -124,4 +127,28 @@ func (r *Runner) setRefused(why string) {
 		r.log.Error("workflow runner: not taking part in the cluster", "address", r.opts.Address, "why", why)
 	}
 	r.refused = why
+}
+
+// register upserts our row; the next listing learns its started_at.
+func (r *Runner) register(ctx context.Context) error {
+	r.ownStarted = time.Time{}
+	return r.d.RegisterRunner(ctx, r.registerRow())
+}
+
+// checkOwnRow runs on every listing: our row's started_at changing without
+// our registering again means a newer process registered at our address
+// (we were frozen, and it took over). That process is the address's owner
+// now: this one drops every shard and takes no further part.
+func (r *Runner) checkOwnRow(row store.Runner) {
+	if r.ownStarted.IsZero() {
+		r.ownStarted = row.StartedAt
+		return
+	}
+	if row.StartedAt.Equal(r.ownStarted) || r.superseded {
+		return
+	}
+	r.superseded = true
+	r.loseAll("a newer process registered at this runner's address")
+	r.setRefused(fmt.Sprintf("a newer process (replica %s) registered at runner address %s after this one; this process takes no further part (restart it on another address)",
+		row.ReplicaID, r.opts.Address))
 }

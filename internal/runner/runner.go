@@ -81,6 +81,8 @@ type Runner struct {
 	addressOK       bool   // row mode: no earlier process at our address is alive
 	watch           addressWatch
 	changedAt       time.Time // last change of the live set or the suspects
+	ownStarted      time.Time // our row's started_at as first listed after our registration
+	superseded      bool      // a newer process registered at our address
 	unacquiredSince map[string]time.Time
 	unclaimed       map[string]unclaimedShard // free shards proposed to a peer (see watchUnclaimed)
 	lastWatch       time.Time                 // last pass of watchUnclaimed
@@ -257,7 +259,7 @@ func (r *Runner) step(ctx context.Context) {
 		return
 	}
 	if (!r.registered || r.typesDirty) && poolOK {
-		if err := r.d.RegisterRunner(poolctx, r.registerRow()); err != nil {
+		if err := r.register(poolctx); err != nil {
 			r.log.Warn("workflow runner: registration failed", "err", err)
 			return
 		}
@@ -300,7 +302,7 @@ func (r *Runner) heartbeat(ctx context.Context) bool {
 	if err := r.locker.Heartbeat(ctx, r.opts.Address); err != nil {
 		if isNotFound(err) {
 			r.registered = false
-			if err := r.d.RegisterRunner(ctx, r.registerRow()); err == nil {
+			if err := r.register(ctx); err == nil {
 				r.registered = true
 			}
 		} else {

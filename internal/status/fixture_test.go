@@ -56,7 +56,7 @@ func fixtureReport() *Report {
 				RunnerAddress: "10.1.2.10:34000", InspectAddress: "10.1.2.10:9090", Dialect: "mysql",
 				Tier: "inline-only", CDCFlavor: "inline emit", Coordination: "advisoryLock", ShardLock: "advisory",
 				OwnedShards: 75, OwnedShardsSource: "inspect", Ready: ptr(true), Problems: []Problem{},
-				Notes: []Problem{{Kind: "frozen_runner", Detail: "cannot end the lock session of frozen peer 10.1.2.11:34000 (heartbeat 41s old, 75 shards held): permission denied"}},
+				Notes:               []Problem{{Kind: "frozen_runner", Detail: "cannot end the lock session of frozen peer 10.1.2.11:34000 (heartbeat 41s old, 75 shards held): permission denied"}},
 				HeartbeatAgeSeconds: ptr(8.25), Reachable: true, EntityTypes: []string{"mail"}, Version: "0.1.0", Source: "runners",
 			},
 			{

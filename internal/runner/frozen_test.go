@@ -16,9 +16,11 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/mysql"
 	"github.com/voltro/voltro/internal/store/postgres"
 	"github.com/voltro/voltro/internal/testdb"
 )
@@ -72,57 +74,93 @@ func TestFrozenPeerIsFencedThroughTheDatabase(t *testing.T) {
 	}
 }
 
-// A frozen peer whose session belongs to another database role that this
-// runner may not signal: the refusal is in the log and the status, with the
-// grant that would fix it.
+// A frozen peer whose session belongs to another database user that this
+// runner may not end: the refusal is in the log and the status, with the
+// grant that would fix it, on PostgreSQL (42501) and MariaDB (1095).
 func TestFenceRefusedIsReported(t *testing.T) {
 	ctx := context.Background()
-	url := testdb.Postgres(t, "runner_fence_refused")
-	admin, err := sql.Open("pgx", url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s, err := postgres.Open(ctx, url, postgres.Options{Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name, url, admin, driver, grant string
+		users                           func(db *sql.DB, user, database string) error
+		open                            func(url string) (store.Driver, error)
+	}{
+		{
+			name: "postgres", url: testdb.Postgres(t, "runner_fence_refused"), admin: "postgres@", driver: "pgx", grant: "pg_signal_backend",
+			users: func(db *sql.DB, user, _ string) error {
+				for _, q := range []string{
+					`DO $$ BEGIN CREATE ROLE %s LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`,
+					"GRANT ALL ON SCHEMA public TO %s", "GRANT ALL ON ALL TABLES IN SCHEMA public TO %s", "GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO %s",
+				} {
+					if _, err := db.ExecContext(ctx, fmt.Sprintf(q, user)); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			open: func(url string) (store.Driver, error) {
+				return postgres.Open(ctx, url, postgres.Options{Logger: quiet})
+			},
+		},
+		{
+			name: "mariadb", url: testdb.MariaDB(t, "runner_fence_refused"), admin: "root@", driver: "mysql", grant: "CONNECTION ADMIN",
+			users: func(db *sql.DB, user, database string) error {
+				for _, q := range []string{"CREATE USER IF NOT EXISTS '%s'@'%%'", "GRANT ALL ON `" + database + "`.* TO '%s'@'%%'"} {
+					if _, err := db.ExecContext(ctx, fmt.Sprintf(q, user)); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			open: func(url string) (store.Driver, error) { return mysql.Open(ctx, url, mysql.Options{Logger: quiet}) },
+		},
 	}
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	_ = s.Close()
-	for _, role := range []string{"voltro_fence_a", "voltro_fence_b"} {
-		_, err := admin.ExecContext(ctx, fmt.Sprintf(`DO $$ BEGIN CREATE ROLE %s LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`, role))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, g := range []string{
-			"GRANT ALL ON SCHEMA public TO %s", "GRANT ALL ON ALL TABLES IN SCHEMA public TO %s", "GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO %s",
-		} {
-			if _, err := admin.ExecContext(ctx, fmt.Sprintf(g, role)); err != nil {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := c.open(c.url)
+			if err != nil {
 				t.Fatal(err)
 			}
-		}
-	}
-	as := func(role string) store.Driver {
-		s, err := postgres.Open(ctx, strings.Replace(url, "postgres@", role+"@", 1), postgres.Options{Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	}
-	freezeGhost(t, as("voltro_fence_b"), "frozen:1")
-	var logs logLines
-	r := startRunnerLogging(t, as("voltro_fence_a"), store.LockAdvisory, "live:1", 200*time.Millisecond, &logs)
-	waitUntil(t, r.expiry()+5*time.Second, "the refusal in the status", func() bool { return len(r.Status().FenceErrors) > 0 })
-	why := r.Status().FenceErrors["frozen:1"]
-	if !strings.Contains(why, "pg_signal_backend") || !strings.Contains(logs.String(), "could not be ended") {
-		t.Fatalf("the refusal must name the fix: %q; log:\n%s", why, logs.String())
-	}
-	if n := len(r.Held()); n != 0 {
-		t.Fatalf("the live runner took %d shards whose locks the frozen session still holds", n)
+			if err := s.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			_ = s.Close()
+			dsn := c.url
+			if c.driver == "mysql" {
+				dsn = testdb.MariaDBAdminDSN()
+			}
+			admin, err := sql.Open(c.driver, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer admin.Close()
+			database := c.url[strings.LastIndex(c.url, "/")+1:]
+			database, _, _ = strings.Cut(database, "?")
+			for _, u := range []string{"voltro_fence_a", "voltro_fence_b"} {
+				if err := c.users(admin, u, database); err != nil {
+					t.Fatal(err)
+				}
+			}
+			as := func(user string) store.Driver {
+				s, err := c.open(strings.Replace(c.url, c.admin, user+"@", 1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = s.Close() })
+				return s
+			}
+			freezeGhost(t, as("voltro_fence_b"), "frozen:1")
+			var logs logLines
+			r := startRunnerLogging(t, as("voltro_fence_a"), store.LockAdvisory, "live:1", 200*time.Millisecond, &logs)
+			waitUntil(t, r.expiry()+5*time.Second, "the refusal in the status", func() bool { return len(r.Status().FenceErrors) > 0 })
+			why := r.Status().FenceErrors["frozen:1"]
+			if !strings.Contains(why, c.grant) || !strings.Contains(logs.String(), "could not be ended") {
+				t.Fatalf("the refusal must name the fix (%s): %q; log:\n%s", c.grant, why, logs.String())
+			}
+			if n := len(r.Held()); n != 0 {
+				t.Fatalf("the live runner took %d shards whose locks the frozen session still holds", n)
+			}
+		})
 	}
 }
 

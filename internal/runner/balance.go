@@ -165,7 +165,9 @@ func (r *Runner) balance(ctx, poolctx context.Context, poolOK bool, now time.Tim
 				r.markUnacquired(sh, now)
 				continue // the holder hands it over when it sees the proposal
 			}
-			r.acquire(ctx, sh, now)
+			if r.acquire(ctx, sh, now) {
+				r.moveLog.add(&r.moveLog.acquired, st.Owner)
+			}
 		case want != r.opts.Address && mine && !r.releasing[sh] && want != "":
 			r.handover(sh)
 		case st.Free && want != r.opts.Address && !mine:
@@ -200,16 +202,17 @@ func (r *Runner) assign() {
 	}
 }
 
-func (r *Runner) acquire(ctx context.Context, shard string, now time.Time) {
+// acquire tries to take shard and reports whether it did.
+func (r *Runner) acquire(ctx context.Context, shard string, now time.Time) bool {
 	started := time.Now()
 	epoch, ok, err := r.locker.Acquire(ctx, shard, r.opts.LeaseTTL)
 	if err != nil {
 		r.lockFailed(err)
-		return
+		return false
 	}
 	if !ok {
 		r.markUnacquired(shard, now)
-		return
+		return false
 	}
 	delete(r.unacquiredSince, shard)
 	r.held[shard] = epoch
@@ -219,6 +222,7 @@ func (r *Runner) acquire(ctx context.Context, shard string, now time.Time) {
 	}
 	r.log.Debug("workflow runner: shard acquired", "shard", shard, "epoch", epoch)
 	r.cb.ShardAcquired(shard, epoch)
+	return true
 }
 
 // handover drains the shard's entities, then releases its lock, in the
@@ -247,5 +251,6 @@ func (r *Runner) handover(shard string) {
 			}
 		}
 		r.log.Debug("workflow runner: shard handed over", "shard", shard, "epoch", epoch)
+		r.moveLog.add(&r.moveLog.handed, r.assigned[shard])
 	}()
 }

@@ -66,6 +66,17 @@ func TestFrozenPeerIsFencedThroughTheDatabase(t *testing.T) {
 			if err == nil {
 				t.Fatal("the frozen runner's lock session still works after it was fenced")
 			}
+			// The takeover is one line at Info naming whom the shards came
+			// from, not a line per shard.
+			var moves []string
+			for _, l := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(l, "shard acquired") || strings.Contains(l, "shards acquired") {
+					moves = append(moves, l)
+				}
+			}
+			if len(moves) != 1 || !strings.Contains(moves[0], "level=INFO") || !strings.Contains(moves[0], "frozen:1 (30)") {
+				t.Fatalf("want one Info line for the move from frozen:1 (30 shards), got %d:\n%s", len(moves), strings.Join(moves, "\n"))
+			}
 			if st := r.Status(); st.Fences == 0 || len(st.FenceErrors) != 0 {
 				t.Fatalf("status: fences %d, errors %v", st.Fences, st.FenceErrors)
 			}

@@ -61,8 +61,8 @@ func (r *Runner) stepPrivate(ctx context.Context, now time.Time, beat bool) {
 		if r.locker == nil {
 			return
 		}
-		if _, mine := r.held[sh]; !mine {
-			r.acquire(opctx, sh, now)
+		if _, mine := r.held[sh]; !mine && r.acquire(opctx, sh, now) {
+			r.moveLog.add(&r.moveLog.acquired, "")
 		}
 	}
 }

@@ -83,6 +83,7 @@ type Runner struct {
 	changedAt       time.Time // last change of the live set or the suspects
 	ownStarted      time.Time // our row's started_at as first listed after our registration
 	superseded      bool      // a newer process registered at our address
+	moveLog         moveLog   // this pass's ownership changes, logged at its end
 	unacquiredSince map[string]time.Time
 	unclaimed       map[string]unclaimedShard // free shards proposed to a peer (see watchUnclaimed)
 	lastWatch       time.Time                 // last pass of watchUnclaimed
@@ -217,6 +218,7 @@ func (r *Runner) registerRow() store.Runner {
 func (r *Runner) step(ctx context.Context) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer r.flushMoves()
 	if r.leaving || ctx.Err() != nil {
 		return
 	}
@@ -369,7 +371,8 @@ func (r *Runner) lose(shard, reason string) {
 	delete(r.held, shard)
 	delete(r.validUntil, shard)
 	r.moves++
-	r.log.Warn("workflow runner: shard lost", "shard", shard, "epoch", epoch, "reason", reason)
+	r.log.Debug("workflow runner: shard lost", "shard", shard, "epoch", epoch, "reason", reason)
+	r.moveLog.add(&r.moveLog.lost, reason)
 	r.cb.ShardLost(shard, epoch, reason)
 }
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"time"
 
 	"github.com/voltro/voltro/internal/errs"
@@ -49,7 +50,9 @@ func (w *Workflow[I, O]) register(a *App) error {
 	if err != nil {
 		return err
 	}
-	return wf.Register(w.name, func(c *workflow.Context, input []byte) ([]byte, error) {
+	// The input's JSON Schema goes into the runner row: a start by name
+	// (voltro workflows start) checks its input against it.
+	return wf.RegisterTyped(w.name, func(c *workflow.Context, input []byte) ([]byte, error) {
 		var in I
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, errs.Wrap(errs.CodeDecode, err, "workflow "+w.name+": cannot decode input")
@@ -59,7 +62,7 @@ func (w *Workflow[I, O]) register(a *App) error {
 			return nil, err
 		}
 		return json.Marshal(out)
-	})
+	}, workflow.InputSchema(reflect.TypeFor[I]()))
 }
 
 // StartOption tunes a start.

@@ -28,8 +28,10 @@ const workflowsUsage = `usage: voltro workflows start NAME [--input JSON] [--key
        voltro workflows signal ID NAME [--payload JSON]
 
 start refuses a NAME no live runner hosts (on a SQL store with SQL runner
-storage), naming the workflows live runners do host; --force queues it
-anyway, for a deploy on its way. cancel of a run whose workflow no live
+storage), naming the workflows live runners do host, and --input its
+workflow could not decode (a wrong JSON type or a number that does not fit,
+by the input schema the hosting runners publish; unknown fields pass, as in
+encoding/json); --force skips both checks and queues it anyway. cancel of a run whose workflow no live
 runner hosts finishes it as cancelled at once and dead-letters its pending
 messages; otherwise the runner hosting it stops it at its next replay.`
 
@@ -82,7 +84,7 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 	status := fs.String("status", "", "list: running, suspended, completed, failed or cancelled")
 	name := fs.String("name", "", "list: only this workflow")
 	limit := fs.Int("limit", 50, "list: at most this many")
-	force := fs.Bool("force", false, "start: queue the run even if no live runner hosts the workflow")
+	force := fs.Bool("force", false, "start: queue the run even if no live runner hosts the workflow or its input does not fit the published schema")
 	// flags may follow the positional arguments
 	var pos []string
 	for len(rest) > 0 {
@@ -122,6 +124,9 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 			}
 			if h.Judged && len(h.Hosts) == 0 {
 				return workflow.NotHostedError(pos[0], h)
+			}
+			if err := h.CheckInput(pos[0], []byte(*input)); err != nil {
+				return err
 			}
 		}
 		x, existing, err := w.Start(ctx, pos[0], []byte(*input), workflow.StartOptions{Key: *key, Source: "cli"})

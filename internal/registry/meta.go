@@ -13,6 +13,10 @@ type RunnerMeta struct {
 	Process string `json:"process,omitempty"` // the registry's process name
 	PID     int    `json:"pid,omitempty"`
 	Host    string `json:"host,omitempty"` // the machine's hostname
+	// Inputs holds, by entity type, the JSON Schema of the input of what
+	// this instance hosts, where one could be derived (typed workflows):
+	// a start by name checks its input against it.
+	Inputs map[string]json.RawMessage `json:"inputs,omitempty"`
 }
 
 // Encode is the JSON string to store in store.Runner.Meta.

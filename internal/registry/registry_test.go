@@ -4,9 +4,11 @@ package registry
 // resolution, and discovery from runner rows and entries.
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -116,12 +118,15 @@ func TestWriteListPrune(t *testing.T) {
 }
 
 func TestMeta(t *testing.T) {
-	m := RunnerMeta{Process: "api", PID: 7, Host: "node-1"}
-	if got := ParseMeta(m.Encode()); got != m {
+	m := RunnerMeta{Process: "api", PID: 7, Host: "node-1", Inputs: map[string]json.RawMessage{"workflow/w": json.RawMessage(`{"type":"object"}`)}}
+	if got := ParseMeta(m.Encode()); !reflect.DeepEqual(got, m) {
 		t.Fatalf("round trip: %+v", got)
 	}
+	if s := (RunnerMeta{Process: "api"}).Encode(); s != `{"process":"api"}` {
+		t.Fatalf("no inputs, no key: %s", s)
+	}
 	for _, bad := range []string{"", "  ", "not json", `["x"]`} {
-		if got := ParseMeta(bad); got != (RunnerMeta{}) {
+		if got := ParseMeta(bad); !reflect.DeepEqual(got, RunnerMeta{}) {
 			t.Fatalf("ParseMeta(%q) = %+v", bad, got)
 		}
 	}

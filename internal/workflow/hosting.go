@@ -6,13 +6,16 @@ package workflow
 // message nobody would read.
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/registry"
 	"github.com/voltro/voltro/internal/store"
 )
 
@@ -25,6 +28,16 @@ type Hosting struct {
 	Hosts []string
 	// Hosted are the names of every workflow some live runner hosts.
 	Hosted []string
+	// Inputs are the input schemas (InputSchema) the Hosts publish, one
+	// per distinct schema; empty where none does (an older runner, an
+	// input type that accepts anything).
+	Inputs []PublishedSchema
+}
+
+// PublishedSchema is an input schema and the runner that published it.
+type PublishedSchema struct {
+	Runner string
+	Schema json.RawMessage
 }
 
 // Hosting reports which live runners (healthy, heartbeat younger than
@@ -49,7 +62,45 @@ func (w *Engine) Hosting(ctx context.Context, name string) (Hosting, error) {
 			h.Hosted = append(h.Hosted, n)
 		}
 	}
+	add := func(runner string, schema json.RawMessage) {
+		if schema != nil && !slices.ContainsFunc(h.Inputs, func(p PublishedSchema) bool { return bytes.Equal(p.Schema, schema) }) {
+			h.Inputs = append(h.Inputs, PublishedSchema{Runner: runner, Schema: schema})
+		}
+	}
+	for _, r := range runners {
+		if slices.Contains(h.Hosts, r.Address) {
+			add(r.Address, registry.ParseMeta(r.Meta).Inputs[EntityPrefix+name])
+		}
+	}
+	w.mu.Lock()
+	if d := w.defs[name]; d != nil && slices.Contains(h.Hosts, w.e.Address()) {
+		add(w.e.Address(), d.schema)
+	}
+	w.mu.Unlock()
 	return h, nil
+}
+
+// CheckInput refuses input that no input schema the hosts publish accepts
+// (while a deploy changes the type, runners may disagree: input that fits
+// any of them is let through). Without a published schema it accepts
+// anything. The refusal names each mismatch: path, expected and got.
+func (h Hosting) CheckInput(name string, input []byte) error {
+	var first []string
+	var from string
+	for _, p := range h.Inputs {
+		problems, err := CheckInput(p.Schema, input)
+		if err != nil || len(problems) == 0 {
+			return nil // an unreadable schema refuses nothing
+		}
+		if first == nil {
+			first, from = problems, p.Runner
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return errs.New(errs.CodeInvalidArgument, "the input does not fit workflow %q (by the input schema runner %s publishes); the run would fail with \"cannot decode input\":\n  %s\npass --force to start it anyway",
+		name, from, strings.Join(first, "\n  "))
 }
 
 // NotHostedError is the refusal of a start no live runner would run.

@@ -216,3 +216,30 @@ func TestInputSchemaSizeLimit(t *testing.T) {
 		t.Fatalf("a %d-byte schema must not be published", len(s))
 	}
 }
+
+func TestHostingCheckInput(t *testing.T) {
+	type V1 struct {
+		N int `json:"n"`
+	}
+	type V2 struct {
+		N string `json:"n"`
+	}
+	v1 := PublishedSchema{Runner: "10.0.0.1:34000", Schema: InputSchema(reflect.TypeFor[V1]())}
+	v2 := PublishedSchema{Runner: "10.0.0.2:34000", Schema: InputSchema(reflect.TypeFor[V2]())}
+	if err := (Hosting{}).CheckInput("w", []byte(`{"n":true}`)); err != nil {
+		t.Fatalf("no schema published: %v", err)
+	}
+	err := Hosting{Inputs: []PublishedSchema{v1}}.CheckInput("w", []byte(`{"n":"x"}`))
+	if err == nil || !strings.Contains(err.Error(), `input.n: expected integer (int64), got string "x"`) ||
+		!strings.Contains(err.Error(), `workflow "w"`) || !strings.Contains(err.Error(), "10.0.0.1:34000") || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("refusal: %v", err)
+	}
+	// Mid-deploy, input that fits either runner's type passes.
+	both := Hosting{Inputs: []PublishedSchema{v1, v2}}
+	if err := both.CheckInput("w", []byte(`{"n":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := both.CheckInput("w", []byte(`{"n":true}`)); err == nil {
+		t.Fatal("input neither type decodes must be refused")
+	}
+}

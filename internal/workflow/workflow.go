@@ -39,8 +39,9 @@ const EntityPrefix = "workflow/"
 type Func func(c *Context, input []byte) ([]byte, error)
 
 type definition struct {
-	name string
-	fn   Func
+	name   string
+	fn     Func
+	schema json.RawMessage // of its input, nil when unknown
 }
 
 // Engine registers, starts and drives workflows.
@@ -87,10 +88,18 @@ func (w *Engine) Close() {
 
 // Register adds a workflow by name.
 func (w *Engine) Register(name string, fn Func) error {
+	return w.RegisterTyped(name, fn, nil)
+}
+
+// RegisterTyped adds a workflow by name whose input has the JSON Schema
+// inputSchema (InputSchema of its Go type; nil for none). The schema is
+// published in this instance's runner row, where starts by name check
+// their input against it (Hosting.CheckInput).
+func (w *Engine) RegisterTyped(name string, fn Func, inputSchema json.RawMessage) error {
 	if name == "" {
 		return errs.New(errs.CodeInvalidArgument, "workflow name is empty")
 	}
-	d := &definition{name: name, fn: fn}
+	d := &definition{name: name, fn: fn, schema: inputSchema}
 	w.mu.Lock()
 	if _, dup := w.defs[name]; dup {
 		w.mu.Unlock()
@@ -98,6 +107,9 @@ func (w *Engine) Register(name string, fn Func) error {
 	}
 	w.defs[name] = d
 	w.mu.Unlock()
+	if inputSchema != nil {
+		w.e.PublishInputSchema(EntityPrefix+name, inputSchema)
+	}
 	return w.e.Register(EntityPrefix+name, w.handle(d), engine.EntityOptions{MaxAttempts: 10})
 }
 

@@ -99,7 +99,7 @@ func (h Hosting) CheckInput(name string, input []byte) error {
 	if first == nil {
 		return nil
 	}
-	return errs.New(errs.CodeInvalidArgument, "the input does not fit workflow %q (by the input schema runner %s publishes); the run would fail with \"cannot decode input\":\n  %s\npass --force to start it anyway",
+	return errs.New(errs.CodeInvalidArgument, "the input does not fit workflow %q (its input schema, as runner %s publishes it); the run would fail with \"cannot decode input\":\n  %s\npass --force to start it anyway",
 		name, from, strings.Join(first, "\n  "))
 }
 

@@ -45,7 +45,7 @@ func runDemo(ctx context.Context, args []string, env func(string) string, stdout
 	if err := app.Start(ctx); err != nil {
 		return err
 	}
-	demo.PrintWelcome(stdout, url, app.InspectAddr())
+	demo.PrintWelcome(stdout, demo.CurrentInvocation().Command(), url, app.InspectAddr())
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "shutting down: finishing running handlers and releasing shards…")
 	return app.Close(context.WithoutCancel(ctx))

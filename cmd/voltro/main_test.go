@@ -45,3 +45,17 @@ func TestCommandTableIsDocumented(t *testing.T) {
 		t.Errorf("an unknown command must exit 2, got %d", code)
 	}
 }
+
+// A newcomer reads in the README how to get the `voltro` the demo and the
+// docs call.
+func TestReadmeSaysHowToGetTheBinary(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"go install ./cmd/voltro", "go build -o bin/voltro ./cmd/voltro"} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README does not say %q", want)
+		}
+	}
+}

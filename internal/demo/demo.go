@@ -41,24 +41,25 @@ func Register(app *voltro.App, tick time.Duration) error {
 	return app.Register(counter, Chain, Nap, Approval, FanOut, ticker)
 }
 
-// PrintWelcome says where to look and what to try.
-func PrintWelcome(w io.Writer, dbURL, inspect string) {
+// PrintWelcome says where to look and what to try; cli is the command that
+// runs the voltro CLI from where the user is (Invocation.Command).
+func PrintWelcome(w io.Writer, cli, dbURL, inspect string) {
 	fmt.Fprintf(w, `voltro demo is running on %[1]s
 
-Try, from another terminal (DB_URL=%[1]s):
-  voltro workflows start demo.chain --input '{"steps":5,"stepMillis":500}'
-  voltro workflows get <id>                  # steps, attempts, the runner of each
-  voltro workflows start demo.nap --input '{"seconds":30}'    # stop this demo meanwhile: it resumes
-  voltro workflows start demo.approval --input '{"item":"invoice 7"}'
-  voltro workflows signal <id> approve --payload '{"approved":true,"by":"you"}'
-  voltro workflows start demo.fanout --input '{"children":3}'
-  voltro workflows list
-  voltro schedules list; voltro schedules runs demo.tick   # demo.tick fires once per tick across instances
+Try, from another terminal in this directory (DB_URL=%[1]s):
+  %[3]s workflows start demo.chain --input '{"steps":5,"stepMillis":500}'
+  %[3]s workflows get <id>                  # steps, attempts, the runner of each
+  %[3]s workflows start demo.nap --input '{"seconds":30}'    # stop this demo meanwhile: it resumes
+  %[3]s workflows start demo.approval --input '{"item":"invoice 7"}'
+  %[3]s workflows signal <id> approve --payload '{"approved":true,"by":"you"}'
+  %[3]s workflows start demo.fanout --input '{"children":3}'
+  %[3]s workflows list
+  %[3]s schedules list; %[3]s schedules runs demo.tick   # demo.tick fires once per tick across instances
 Look inside:
   curl -s http://%[2]s/_voltro/inspect/cluster
   curl -s http://%[2]s/_voltro/health/ready
 Run several instances against one PostgreSQL or MariaDB database (DB_URL=postgres://…, a
 different VOLTRO_WORKFLOW_RUNNER_PORT each) and they form a cluster: kill one with SIGKILL
 and its runs resume on the others. Stop with Ctrl-C: running work finishes, shards are released.
-`, dbURL, inspect)
+`, dbURL, inspect, cli)
 }

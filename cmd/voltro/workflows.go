@@ -29,11 +29,13 @@ const workflowsUsage = `usage: voltro workflows start NAME [--input JSON] [--key
 
 start refuses a NAME no live runner hosts (on a SQL store with SQL runner
 storage), naming the workflows live runners do host, and --input its
-workflow could not decode (a wrong JSON type or a number that does not fit,
-by the input schema the hosting runners publish; unknown fields pass, as in
-encoding/json); --force skips both checks and queues it anyway. cancel of a run whose workflow no live
-runner hosts finishes it as cancelled at once and dead-letters its pending
-messages; otherwise the runner hosting it stops it at its next replay.`
+workflow could not decode (a wrong JSON type, a number that does not fit),
+by the input schema its runners publish; unknown fields pass, as in
+encoding/json. --force skips both checks and queues it anyway.
+
+cancel of a run whose workflow no live runner hosts finishes it as
+cancelled at once and dead-letters its pending messages; otherwise the
+runner hosting it stops it at its next replay.`
 
 // workflowClient opens the store as a client: it owns no shards and
 // registers no runner; the owners pick started runs up from the database.

@@ -3,7 +3,9 @@ package workflow
 // Who hosts a workflow. A run of a name no live runner hosts waits for
 // ever (a typo at a start, a workflow a deploy removed): a start refuses
 // it unless forced, and a cancel finishes it at once instead of queueing a
-// message nobody would read.
+// message nobody would read. The hosts' rows also carry the input schema
+// of typed workflows (schema.go), against which a start by name checks
+// its input.
 
 import (
 	"bytes"

@@ -173,10 +173,12 @@ func (a *App) bootLine() {
 	}
 	a.mu.Unlock()
 	cfg := a.e.Config()
+	// The message carries every value once, readable as it stands; the
+	// attributes add only what it does not say (the record's replicaId field
+	// names the instance for machines).
 	a.log.Info(fmt.Sprintf("voltro started: replica=%s runner=%s dialect=%s cdc=%s coordination=%s inspect=%s",
 		cfg.ReplicaID, a.e.Address(), a.e.Store().Dialect(), a.feed.Flavor(), coord, a.e.InspectAddr()),
-		"replicaId", cfg.ReplicaID, "runner", a.e.Address(), "dialect", a.e.Store().Dialect(), "cdc", a.feed.Flavor(),
-		"coordination", coord, "inspect", a.e.InspectAddr(), "version", engine.Version)
+		"version", engine.Version)
 	a.ring.EndBoot()
 }
 

@@ -263,7 +263,8 @@ func fetchLogs(ctx context.Context, c *http.Client, t Target, tail int, level sl
 var ErrOtherInstance = errors.New("not this instance")
 
 // FormatRecord renders one record as a text line: time (UTC), level,
-// replica, message, then the attributes sorted by key.
+// replica, message, then the attributes sorted by key, leaving out those the
+// line already says: key=value in the message, the replica in its column.
 func FormatRecord(r observe.Record, replicaWidth int, colour bool) string {
 	var b strings.Builder
 	b.WriteString(r.Time.UTC().Format("2006-01-02T15:04:05.000Z"))
@@ -287,9 +288,48 @@ func FormatRecord(r observe.Record, replicaWidth int, colour bool) string {
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&b, " %s=%s", k, attrText(r.Attrs[k]))
+		v := attrText(r.Attrs[k])
+		if saysAlready(r.Msg, k, v) {
+			continue // the message reads "dialect=postgres" already
+		}
+		if (k == "replica" || k == "replicaId") && v == r.Replica {
+			continue // the replica column says it
+		}
+		fmt.Fprintf(&b, " %s=%s", k, v)
 	}
 	return b.String()
+}
+
+// saysAlready reports whether msg contains key=value as a word of its own
+// (value as attrText prints it, or unquoted), so the attribute would only
+// repeat it.
+func saysAlready(msg, key, value string) bool {
+	forms := []string{value}
+	if u, err := strconv.Unquote(value); err == nil && u != "" {
+		forms = append(forms, u)
+	}
+	for _, v := range forms {
+		kv := key + "=" + v
+		for from := 0; ; {
+			i := strings.Index(msg[from:], kv)
+			if i < 0 {
+				break
+			}
+			i += from
+			end := i + len(kv)
+			before := i == 0 || !wordByte(msg[i-1])
+			after := end == len(msg) || strings.IndexByte(" ,;)]", msg[end]) >= 0
+			if before && after {
+				return true
+			}
+			from = i + 1
+		}
+	}
+	return false
+}
+
+func wordByte(c byte) bool {
+	return c == '_' || c == '.' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 func attrText(v any) string {

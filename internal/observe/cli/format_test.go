@@ -1,0 +1,60 @@
+package cli_test
+
+// `voltro logs` text lines say each attribute once: one the message already
+// says as key=value is left out. go test ./internal/observe/cli -run
+// FormatRecord -update rewrites the golden file.
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voltro/voltro/internal/observe"
+	"github.com/voltro/voltro/internal/observe/cli"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the rendering (run with -update if the change is meant):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestFormatRecordSaysEachAttributeOnce(t *testing.T) {
+	at := time.Date(2026, 11, 30, 13, 21, 50, 389_000_000, time.UTC)
+	recs := []observe.Record{
+		{Time: at, Level: "INFO", Replica: "api-0", Msg: "workflow engine: cluster-sql, dialect=postgres",
+			Attrs: map[string]any{"dialect": "postgres", "runner_storage": "sql", "why": "shared SQL store", "tier": 1}},
+		{Time: at, Level: "INFO", Replica: "api-0", Msg: "sql dialect resolved: postgres — CDC: in-process bus",
+			Attrs: map[string]any{"cdc": "bus", "replica": "api-0", "component": "cdc"}},
+		{Time: at, Level: "INFO", Replica: "api-0", Msg: "schedule fired", Attrs: map[string]any{"replicaId": "api-0", "schedule": "demo.tick"}},
+		{Time: at, Level: "INFO", Replica: "api-0", Msg: "voltro started: replica=api-0 runner=10.1.2.3:34000 dialect=postgres cdc=in-process bus coordination=advisoryLock inspect=127.0.0.1:9000",
+			Attrs: map[string]any{"cdc": "in-process bus", "inspect": "127.0.0.1:9000", "version": "0.1.0"}},
+		// a key=value that is only part of a word is not the attribute
+		{Time: at, Level: "DEBUG", Replica: "api-10", Msg: "shard-lock coordination: row-based (dialect=postgresql, mode=auto)",
+			Attrs: map[string]any{"dialect": "postgres", "xmode": "auto", "mode": "au"}},
+		{Time: at, Level: "WARN", Replica: "api-0", Msg: "workflow resumed", Attrs: map[string]any{"workflow": "order", "journaled": 2}},
+	}
+	var b strings.Builder
+	for _, r := range recs {
+		b.WriteString(cli.FormatRecord(r, 6, false) + "\n")
+	}
+	golden(t, "records.golden", []byte(b.String()))
+}

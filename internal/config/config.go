@@ -35,7 +35,11 @@ type Config struct {
 	ReplicaID     string
 	RunnerHost    string
 	RunnerPort    int
-	LocalhostRisk bool // a SQL-backed runner advertising a loopback host
+	LocalhostRisk bool // a SQL-backed runner advertising a loopback host, not declared single-host
+	// SingleHost: VOLTRO_SINGLE_HOST=1 declares that every instance runs on
+	// this one machine on purpose (dev, one VM): a loopback runner address
+	// is then intended and not flagged.
+	SingleHost    bool
 	ShardLock     store.LockMode
 	RunnerStorage RunnerStorage
 	StorageReason string
@@ -192,12 +196,27 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 	}
 	c.AdminToken = env("VOLTRO_ADMIN_TOKEN")
 
-	if c.Clustered() && IsLoopbackHost(c.RunnerHost) {
+	switch v := strings.ToLower(strings.TrimSpace(env("VOLTRO_SINGLE_HOST"))); v {
+	case "", "0", "false", "off":
+	case "1", "true", "on":
+		c.SingleHost = true
+	default:
+		return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_SINGLE_HOST=%q is not valid: use 1 (every instance runs on this machine on purpose) or 0", v)
+	}
+	if c.Clustered() && IsLoopbackHost(c.RunnerHost) && !c.SingleHost {
 		c.LocalhostRisk = true
-		c.Warnings = append(c.Warnings, fmt.Sprintf("workflow runner advertises %s: instances on other machines cannot reach it, so cross-instance wake-ups and reply pushes to it fail and fall back to polling; set POD_IP (Kubernetes downward API status.podIP) or VOLTRO_WORKFLOW_RUNNER_HOST", c.RunnerAddress()))
+		c.Warnings = append(c.Warnings, fmt.Sprintf("workflow runner advertises %s: %s; %s", c.RunnerAddress(), LocalhostEffect, LocalhostFix))
 	}
 	return c, nil
 }
+
+// What a loopback runner address costs and how to fix it: every surface
+// that flags one (boot warning, inspect, cluster status) says it in these
+// words.
+const (
+	LocalhostEffect = "instances on other machines cannot reach it, so wake-ups and reply pushes to it fall back to polling (work is picked up up to a poll interval later; nothing is lost, runs still resume on any instance) and volatile messages for its shards fail"
+	LocalhostFix    = "set POD_IP (Kubernetes downward API status.podIP) or VOLTRO_WORKFLOW_RUNNER_HOST to an address the other instances can reach, or VOLTRO_SINGLE_HOST=1 if every instance runs on this machine on purpose"
+)
 
 func duration(env Env, name string, def, minimum time.Duration) (time.Duration, error) {
 	s := strings.TrimSpace(env(name))

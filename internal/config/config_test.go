@@ -34,6 +34,7 @@ func TestInvalidValuesFailBootNamingValueAndChoices(t *testing.T) {
 		{map[string]string{"VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": "soon"}, []string{"VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT", `"soon"`}},
 		{map[string]string{"VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": "1ms"}, []string{"at least"}},
 		{map[string]string{"CDC": "maybe"}, []string{`"maybe"`, "1 or 0"}},
+		{map[string]string{"VOLTRO_SINGLE_HOST": "yes please"}, []string{`"yes please"`, "VOLTRO_SINGLE_HOST", "1", "0"}},
 		{map[string]string{"VOLTRO_SHARDS": "-3"}, []string{`"-3"`}},
 		{map[string]string{"VOLTRO_SHARD_GROUPS": "a/b"}, []string{`"a/b"`}},
 		{map[string]string{"DB_URL": "oracle://x"}, []string{"unknown scheme"}},
@@ -104,5 +105,30 @@ func TestDialectResolution(t *testing.T) {
 	c, err := FromEnv(env(map[string]string{"DB_DIALECT": "mariadb"}), "mysql://root@h:3307/db")
 	if err != nil || c.DB.Dialect != store.MariaDB || !strings.Contains(c.DB.DSN, "tcp(h:3307)/db") {
 		t.Fatalf("DB_DIALECT=mariadb on mysql://: %+v %v", c.DB, err)
+	}
+}
+
+// A loopback runner on a SQL store is flagged with the one wording every
+// surface uses; VOLTRO_SINGLE_HOST=1 declares it intended and silences it.
+func TestLocalhostRiskAndSingleHost(t *testing.T) {
+	base := map[string]string{"DB_URL": "postgres://u@db/app", "VOLTRO_WORKFLOW_RUNNER_HOST": "127.0.0.1"}
+	c, err := FromEnv(env(base), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := strings.Join(c.Warnings, "\n")
+	if !c.LocalhostRisk || !strings.Contains(warned, LocalhostEffect) || !strings.Contains(warned, LocalhostFix) {
+		t.Fatalf("loopback runner: risk %v, warnings %q", c.LocalhostRisk, warned)
+	}
+	if strings.Contains(warned, "resume break") {
+		t.Fatalf("the warning must not claim resume breaks: %q", warned)
+	}
+	base["VOLTRO_SINGLE_HOST"] = "1"
+	c, err = FromEnv(env(base), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LocalhostRisk || !c.SingleHost || strings.Contains(strings.Join(c.Warnings, "\n"), "loopback") || strings.Contains(strings.Join(c.Warnings, "\n"), LocalhostEffect) {
+		t.Fatalf("declared single host: risk %v, warnings %q", c.LocalhostRisk, c.Warnings)
 	}
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // LocalhostFix is the advice printed for a runner on a loopback address.
-const LocalhostFix = "set POD_IP (Kubernetes downward API status.podIP) or VOLTRO_WORKFLOW_RUNNER_HOST to an address other instances can reach"
+const LocalhostFix = config.LocalhostFix
 
 // inlineEmit is the CDC flavor label of the inline transport (cdc.Inline).
 const inlineEmit = "inline emit"
@@ -88,7 +88,9 @@ func row(in registry.Instance, doc engine.InspectDoc, fetchErr error, ledger int
 		r.Version = orDefault(doc.Version, r.Version)
 		r.LocalhostRisk = doc.LocalhostRisk
 	}
-	if sqlBacked(r.Dialect, r.RunnerAddress) && loopbackAddr(r.RunnerAddress) {
+	// Without an answer, judge by the address; an instance that answers
+	// says itself whether the loopback address was declared intended.
+	if fetchErr != nil && sqlBacked(r.Dialect, r.RunnerAddress) && loopbackAddr(r.RunnerAddress) {
 		r.LocalhostRisk = true
 	}
 	if r.LocalhostRisk {

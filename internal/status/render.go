@@ -6,6 +6,7 @@ package status
 
 import (
 	"fmt"
+	"github.com/voltro/voltro/internal/config"
 	"io"
 	"slices"
 	"strconv"
@@ -161,7 +162,7 @@ func writeAttention(p *painter, ins []Instance) {
 	for _, in := range ins {
 		who := in.ReplicaID
 		if in.LocalhostRisk {
-			lines = append(lines, [2]string{ansiRed, fmt.Sprintf("  ! %s LOCALHOST: runner %s is a loopback address, other instances cannot reach it (cross-instance wake-ups, reply pushes and workflow resume break); %s", who, in.RunnerAddress, in.LocalhostFix)})
+			lines = append(lines, [2]string{ansiRed, fmt.Sprintf("  ! %s LOCALHOST: runner %s is a loopback address: %s; %s", who, in.RunnerAddress, config.LocalhostEffect, in.LocalhostFix)})
 		}
 		if in.CDCProblem != "" {
 			lines = append(lines, [2]string{ansiRed, fmt.Sprintf("  ! %s CDC DEGRADED: %s", who, in.CDCProblem)})

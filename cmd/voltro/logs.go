@@ -13,11 +13,12 @@ import (
 	"github.com/voltro/voltro/internal/registry"
 )
 
-const logsSynopsis = "logs [--tail N] [--process NAME] [--level debug|info|warn|error] [--format text|json]"
+const logsSynopsis = "logs [--tail N] [--boot] [--process NAME] [--level debug|info|warn|error] [--format text|json]"
 
 func runLogs(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
 	fs := flags("logs", logsSynopsis, stderr)
-	tail := fs.Int("tail", 100, "print each instance's boot records, then the last N records of all instances together (0: all they keep)")
+	tail := fs.Int("tail", 100, "print the last N records of all instances together (0: all they keep)")
+	boot := fs.Bool("boot", false, "first print each instance's boot records (kept apart even after the ring turned over); --tail N then counts the records after them")
 	process := fs.String("process", "", "only instances of this process name (or replica id)")
 	level := fs.String("level", "debug", "lowest level printed")
 	format := fs.String("format", "text", "text, or json (one record per line)")
@@ -37,7 +38,7 @@ func runLogs(ctx context.Context, args []string, env func(string) string, stdout
 		return err
 	}
 	o := cli.LogsOptions{
-		RegistryDir: dir, Process: *process, Tail: *tail, Level: *level, Format: *format,
+		RegistryDir: dir, Process: *process, Tail: *tail, Boot: *boot, Level: *level, Format: *format,
 		Colour: colour(stdout, env), InspectToken: cfg.InspectToken,
 	}
 	if env("DB_URL") != "" {

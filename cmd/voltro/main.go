@@ -28,7 +28,7 @@ func commands() map[string]command {
 		"cluster":   {"one row per running instance and the shared state: cluster status [--process NAME] [--format json]", runCluster},
 		"schedules": {"schedules and their runs: schedules list | runs NAME [--format json]", runSchedules},
 		"watch":     {"a table's changes as they commit: watch TABLE [--where COL=VALUE] [--format json]", runWatch},
-		"logs":      {"recent log records of every running instance, merged by time: logs [--tail N] [--process NAME] [--format json]", runLogs},
+		"logs":      {"recent log records of every running instance, merged by time: logs [--tail N] [--boot] [--process NAME] [--format json]", runLogs},
 		"traces":    {"one workflow execution's timeline across instances: traces EXECUTION_ID [--format json]", runTraces},
 		"messages":  {"list messages and dead letters; dead-letter a type's backlog (dead --type T); replay a dead letter", runMessages},
 		"migrate":   {"apply the database migrations of DB_URL and exit", runMigrate},

@@ -154,6 +154,38 @@ func (r *Ring) Tail(n int, min slog.Level) []Record {
 // replica, then sequence), keeping boot records and the last tail of the
 // others (tail <= 0: all).
 func Merge(tail int, lists ...[]Record) []Record {
+	out := merged(lists)
+	if tail <= 0 {
+		return out
+	}
+	cut, n := len(out), 0
+	for cut > 0 && n < tail {
+		cut--
+		if !out[cut].Boot {
+			n++
+		}
+	}
+	kept := make([]Record, 0, tail+len(out[:cut]))
+	for _, rec := range out[:cut] {
+		if rec.Boot {
+			kept = append(kept, rec)
+		}
+	}
+	return append(kept, out[cut:]...)
+}
+
+// MergeTail interleaves like Merge and keeps the last tail records, boot
+// records or not (tail <= 0: all).
+func MergeTail(tail int, lists ...[]Record) []Record {
+	out := merged(lists)
+	if tail > 0 && len(out) > tail {
+		out = out[len(out)-tail:]
+	}
+	return out
+}
+
+// merged is every record of lists, by time, then replica, then sequence.
+func merged(lists [][]Record) []Record {
 	var out []Record
 	for _, l := range lists {
 		out = append(out, l...)
@@ -173,23 +205,7 @@ func Merge(tail int, lists ...[]Record) []Record {
 		}
 		return 0
 	})
-	if tail <= 0 {
-		return out
-	}
-	cut, n := len(out), 0
-	for cut > 0 && n < tail {
-		cut--
-		if !out[cut].Boot {
-			n++
-		}
-	}
-	kept := make([]Record, 0, tail+len(out[:cut]))
-	for _, rec := range out[:cut] {
-		if rec.Boot {
-			kept = append(kept, rec)
-		}
-	}
-	return append(kept, out[cut:]...)
+	return out
 }
 
 // Handler wraps an app's slog.Handler: every record at the ring's level or

@@ -145,4 +145,11 @@ func TestBootRecordsOutliveTheRing(t *testing.T) {
 	if len(merged) != 4 || merged[0].Msg != got[0].Msg || merged[1].Msg != got[1].Msg || merged[2].Attrs["i"] != int64(9) || merged[3].Msg != "b" {
 		t.Fatalf("merged = %+v", merged)
 	}
+	// MergeTail keeps the last n, boot records or not
+	if tail := MergeTail(2, r.Tail(2, slog.LevelDebug), other); len(tail) != 2 || tail[0].Attrs["i"] != int64(9) || tail[1].Msg != "b" {
+		t.Fatalf("merge tail 2 = %+v", tail)
+	}
+	if all := MergeTail(2, got, other); len(all) != 2 {
+		t.Fatalf("merge tail 2 of boot records and others = %d records", len(all))
+	}
 }

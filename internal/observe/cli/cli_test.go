@@ -330,9 +330,18 @@ func TestLogsMergedAcrossInstances(t *testing.T) {
 		t.Errorf("stderr: %s", errb.String())
 	}
 
-	// one process, the last 3 records after its boot lines, as JSON lines
+	// one process, its last 3 records and nothing else
 	out.Reset()
 	o.Process, o.Tail, o.Format = "obs-q", 3, "json"
+	if err := cli.Logs(ctx, o, &out, &errb); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "\n"); n != 3 {
+		t.Fatalf("--tail 3 printed %d records:\n%s", n, out.String())
+	}
+	// and with --boot, the last 3 records after its boot lines, as JSON lines
+	out.Reset()
+	o.Boot = true
 	if err := cli.Logs(ctx, o, &out, &errb); err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +363,7 @@ func TestLogsMergedAcrossInstances(t *testing.T) {
 	if boot < 4 || rest != 3 {
 		t.Fatalf("--tail 3: %d boot and %d other records", boot, rest)
 	}
-	o.Process = "obs-nobody"
+	o.Process, o.Boot = "obs-nobody", false
 	if err := cli.Logs(ctx, o, &out, &errb); err == nil || !strings.Contains(err.Error(), "no running instance") {
 		t.Fatalf("an unknown process: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/voltro/voltro/internal/observe"
 	"github.com/voltro/voltro/internal/observe/cli"
+	"github.com/voltro/voltro/internal/observe/obstest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -57,4 +58,54 @@ func TestFormatRecordSaysEachAttributeOnce(t *testing.T) {
 		b.WriteString(cli.FormatRecord(r, 6, false) + "\n")
 	}
 	golden(t, "records.golden", []byte(b.String()))
+}
+
+// --tail N prints N lines, boot records or not; --boot puts each instance's
+// boot records first and the N after them.
+func TestLogsTailPrintsNLines(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("VOLTRO_REGISTRY_DIR", dir)
+	ctx := obstest.Ctx(t)
+	app := obstest.Start(t, "sqlite:"+filepath.Join(t.TempDir(), "tail.db"), obstest.App{Replica: "obs-tail"})
+	for i := range 5 {
+		app.Logger().Info("obs.test after boot", "i", i)
+	}
+	o := cli.LogsOptions{RegistryDir: dir, Level: "info", Tail: 3}
+	var out, errb bytes.Buffer
+	if err := cli.Logs(ctx, o, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	golden(t, "tail3.golden", []byte(untimed(out.String())))
+
+	out.Reset()
+	o.Boot = true
+	if err := cli.Logs(ctx, o, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(untimed(out.String())), "\n")
+	if len(lines) < 4+3 || !strings.Contains(strings.Join(lines, "\n"), "voltro started:") {
+		t.Fatalf("--boot --tail 3:\n%s", out.String())
+	}
+	if got := strings.Join(lines[len(lines)-3:], "\n") + "\n"; got != string(mustRead(t, "tail3.golden")) {
+		t.Fatalf("--boot --tail 3 does not end with the 3 records of --tail 3:\n%s", out.String())
+	}
+}
+
+// untimed drops the timestamp of every line.
+func untimed(s string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		_, rest, _ := strings.Cut(l, " ")
+		b.WriteString(rest + "\n")
+	}
+	return b.String()
+}
+
+func mustRead(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -43,6 +43,9 @@ type LogsOptions struct {
 	// Tail is how many records to print in all (each instance is asked for
 	// as many); 0 prints everything the instances keep.
 	Tail int
+	// Boot prints each instance's boot records (kept apart from the ring)
+	// before the Tail records, which then count only the others.
+	Boot bool
 	// Level is the lowest level printed: debug (default), info, warn, error.
 	Level string
 	// Format is text (default) or json (one record per line).
@@ -175,7 +178,7 @@ func Logs(ctx context.Context, o LogsOptions, stdout, stderr io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lists[i], fails[i] = fetchLogs(ctx, o.HTTP, t, o.Tail, level, o.InspectToken)
+			lists[i], fails[i] = fetchLogs(ctx, o.HTTP, t, o.Tail, o.Boot, level, o.InspectToken)
 		}()
 	}
 	wg.Wait()
@@ -190,7 +193,10 @@ func Logs(ctx context.Context, o LogsOptions, stdout, stderr io.Writer) error {
 	if asked == 0 {
 		return errs.New(errs.CodeUnavailable, "none of the %d instance(s) found answered", len(targets))
 	}
-	recs := observe.Merge(o.Tail, lists...)
+	recs := observe.MergeTail(o.Tail, lists...)
+	if o.Boot {
+		recs = observe.Merge(o.Tail, lists...)
+	}
 	if o.Format == "json" {
 		enc := json.NewEncoder(stdout)
 		for _, r := range recs {
@@ -213,8 +219,8 @@ func Logs(ctx context.Context, o LogsOptions, stdout, stderr io.Writer) error {
 // fetchLogs asks one instance for its ring. An answer from another instance
 // than t (another replica id or runner address: it took over t's inspect
 // address) is refused, so its records are never shown as t's.
-func fetchLogs(ctx context.Context, c *http.Client, t Target, tail int, level slog.Level, token string) ([]observe.Record, error) {
-	q := url.Values{"tail": {strconv.Itoa(tail)}, "level": {strings.ToLower(level.String())}}
+func fetchLogs(ctx context.Context, c *http.Client, t Target, tail int, boot bool, level slog.Level, token string) ([]observe.Record, error) {
+	q := url.Values{"tail": {strconv.Itoa(tail)}, "level": {strings.ToLower(level.String())}, "boot": {strconv.FormatBool(boot)}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+t.InspectAddr+serve.PathLogs+"?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err

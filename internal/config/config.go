@@ -100,10 +100,11 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 	}
 
 	c.RunnerPort = DefaultRunnerPort
+	var portWarning string // said only where a runner port is listened on (below)
 	if p := strings.TrimSpace(env("VOLTRO_WORKFLOW_RUNNER_PORT")); p != "" {
 		n, perr := strconv.Atoi(p)
 		if perr != nil || n < 1 || n > 65535 {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("VOLTRO_WORKFLOW_RUNNER_PORT=%q is not a port (1..65535); using %d (a Kubernetes Service named voltro-workflow-runner injects tcp://… into this variable: rename the Service or set the port explicitly)", p, DefaultRunnerPort))
+			portWarning = fmt.Sprintf("VOLTRO_WORKFLOW_RUNNER_PORT=%q is not a port (1..65535); using %d (a Kubernetes Service named voltro-workflow-runner injects tcp://… into this variable: rename the Service or set the port explicitly)", p, DefaultRunnerPort)
 		} else {
 			c.RunnerPort = n
 		}
@@ -135,6 +136,12 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 		c.RunnerStorage, c.StorageReason = RunnerStorageMemory, "VOLTRO_WORKFLOW_RUNNER_STORAGE=memory (no cross-instance handoff)"
 	default:
 		return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_WORKFLOW_RUNNER_STORAGE=%q is not valid: use sql or memory", rs)
+	}
+
+	// Only SQL runner storage listens on the runner port; SQLite and memory
+	// (single-process) never use it, so a bad value there is no concern.
+	if portWarning != "" && c.Clustered() {
+		c.Warnings = append(c.Warnings, portWarning)
 	}
 
 	if c.Heartbeat, err = duration(env, "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT", 10*time.Second, 100*time.Millisecond); err != nil {

@@ -56,7 +56,7 @@ func TestInvalidValuesFailBootNamingValueAndChoices(t *testing.T) {
 
 func TestRunnerPortFallsBackWithWarning(t *testing.T) {
 	for _, v := range []string{"tcp://10.1.2.3:34000", "0", "65536", "abc", "-1"} {
-		c, err := FromEnv(env(map[string]string{"VOLTRO_WORKFLOW_RUNNER_PORT": v}), "")
+		c, err := FromEnv(env(map[string]string{"DB_URL": "postgres://db/app", "VOLTRO_WORKFLOW_RUNNER_PORT": v}), "")
 		if err != nil {
 			t.Fatalf("%q must not fail boot: %v", v, err)
 		}
@@ -67,6 +67,27 @@ func TestRunnerPortFallsBackWithWarning(t *testing.T) {
 	c, err := FromEnv(env(map[string]string{"VOLTRO_WORKFLOW_RUNNER_PORT": "34001"}), "")
 	if err != nil || c.RunnerPort != 34001 || len(c.Warnings) != 0 {
 		t.Fatalf("valid port: %+v %v", c, err)
+	}
+}
+
+// SQLite and memory stores (and VOLTRO_WORKFLOW_RUNNER_STORAGE=memory) listen
+// on no runner port: a value that is no port is nothing to warn about there.
+func TestRunnerPortWarningOnlyWhereAPortIsUsed(t *testing.T) {
+	for _, m := range []map[string]string{
+		{"DB_URL": "sqlite:app.db"},
+		{"DB_URL": "memory:"},
+		{"DB_URL": "postgres://db/app", "VOLTRO_WORKFLOW_RUNNER_STORAGE": "memory", "VOLTRO_CLUSTER_SECRET": "s"},
+	} {
+		m["VOLTRO_WORKFLOW_RUNNER_PORT"] = "tcp://10.1.2.3:34000"
+		c, err := FromEnv(env(m), "")
+		if err != nil {
+			t.Fatalf("%v: %v", m, err)
+		}
+		for _, w := range c.Warnings {
+			if strings.Contains(w, "VOLTRO_WORKFLOW_RUNNER_PORT") {
+				t.Errorf("%v: warns about the runner port it does not use: %s", m, w)
+			}
+		}
 	}
 }
 

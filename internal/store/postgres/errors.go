@@ -25,10 +25,50 @@ func wrapErr(op string, err error) error {
 	if errors.As(err, &ve) {
 		return err
 	}
+	err = tidyConnectError(err)
 	if isConnErr(err) {
 		return errs.Wrap(errs.CodeUnavailable, err, "postgres "+op)
 	}
 	return fmt.Errorf("postgres %s: %w", op, err)
+}
+
+// connectError is a pgconn.ConnectError (kept for errors.As) with a message
+// that names each failed attempt once.
+type connectError struct {
+	msg string
+	err error
+}
+
+func (e *connectError) Error() string { return e.msg }
+func (e *connectError) Unwrap() error { return e.err }
+
+// tidyConnectError drops repeated attempt lines from a failed connect: with
+// the default sslmode=prefer pgx dials each host twice (TLS, then plain), and
+// a wrong port fails both the same way, so the dial line was printed twice.
+// A single remaining attempt goes on the first line.
+func tidyConnectError(err error) error {
+	var ce *pgconn.ConnectError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	text := err.Error()
+	lines := strings.Split(text, "\n")
+	kept := lines[:1]
+	seen := map[string]bool{}
+	for _, l := range lines[1:] {
+		if k := strings.TrimSpace(l); !seen[k] {
+			seen[k] = true
+			kept = append(kept, l)
+		}
+	}
+	msg := strings.Join(kept, "\n")
+	if len(kept) == 2 && strings.HasSuffix(kept[0], ":") {
+		msg = kept[0] + " " + strings.TrimSpace(kept[1])
+	}
+	if msg == text {
+		return err
+	}
+	return &connectError{msg: msg, err: err}
 }
 
 // isConnErr reports whether err says the server or the connection is gone,

@@ -249,6 +249,9 @@ func workflowGet(ctx context.Context, w *workflow.Engine, id, format string, std
 	if err != nil {
 		return err
 	}
+	if x.Runner, err = w.RunnerNow(ctx, x); err != nil {
+		return err
+	}
 	v := viewOf(x)
 	journal, err := w.Journal(ctx, id)
 	if err != nil {

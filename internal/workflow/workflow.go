@@ -214,9 +214,56 @@ func (w *Engine) Get(ctx context.Context, id string) (store.Execution, error) {
 	return w.ws.GetExecution(ctx, id)
 }
 
-// List lists runs, newest first.
+// List lists runs, newest first. A run being executed now names the runner
+// executing it (RunnerNow).
 func (w *Engine) List(ctx context.Context, f store.ExecutionFilter) ([]store.Execution, error) {
-	return w.ws.ListExecutions(ctx, f)
+	xs, err := w.ws.ListExecutions(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	var now time.Time
+	for i := range xs {
+		if xs[i].Status.Terminal() {
+			continue
+		}
+		if now.IsZero() {
+			if now, err = w.e.Store().Now(ctx); err != nil {
+				return nil, err
+			}
+		}
+		if xs[i].Runner, err = w.runnerAt(ctx, xs[i], now); err != nil {
+			return nil, err
+		}
+	}
+	return xs, nil
+}
+
+// RunnerNow is the runner executing x now: the one holding a live claim on
+// one of its messages (a replay in progress). Otherwise x.Runner, the last
+// runner that ran it. The row's runner is written only when a replay ends
+// (it suspends or finishes), so a run on its first replay has none there.
+func (w *Engine) RunnerNow(ctx context.Context, x store.Execution) (string, error) {
+	if x.Status.Terminal() {
+		return x.Runner, nil
+	}
+	now, err := w.e.Store().Now(ctx)
+	if err != nil {
+		return "", err
+	}
+	return w.runnerAt(ctx, x, now)
+}
+
+func (w *Engine) runnerAt(ctx context.Context, x store.Execution, now time.Time) (string, error) {
+	ms, err := w.e.Store().ListMessages(ctx, store.MessageFilter{State: store.StateClaimed, EntityType: EntityPrefix + x.Name, EntityID: x.ID})
+	if err != nil {
+		return "", err
+	}
+	for _, m := range ms {
+		if m.ClaimedBy != "" && m.ClaimExpiresAt.After(now) {
+			return m.ClaimedBy, nil
+		}
+	}
+	return x.Runner, nil
 }
 
 // Journal returns a run's journal.

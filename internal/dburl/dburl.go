@@ -5,6 +5,7 @@ package dburl
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/voltro/voltro/internal/errs"
@@ -59,10 +60,12 @@ func Resolve(raw, dialect string) (Resolved, error) {
 	var err error
 	switch r.Dialect {
 	case store.Postgres:
-		r.DSN = raw
-		if u, perr := url.Parse(raw); perr == nil {
-			r.Database = strings.TrimPrefix(u.Path, "/")
+		u, perr := url.Parse(raw)
+		if perr != nil {
+			return r, notAURL(raw)
 		}
+		r.DSN = raw
+		r.Database = strings.TrimPrefix(u.Path, "/")
 	case store.MariaDB, store.MySQL:
 		r.DSN, r.Database, err = mysqlDSN(raw)
 	case store.SQLite:
@@ -72,7 +75,7 @@ func Resolve(raw, dialect string) (Resolved, error) {
 			p = p[:i]
 		}
 		if p == "" {
-			return r, errs.New(errs.CodeInvalidConfig, "DB_URL %q names no SQLite file", raw)
+			return r, errs.New(errs.CodeInvalidConfig, "DB_URL %q names no SQLite file", redact(raw))
 		}
 		r.DSN, r.Database = p, p
 	}
@@ -83,7 +86,7 @@ func Resolve(raw, dialect string) (Resolved, error) {
 func mysqlDSN(raw string) (dsn, db string, err error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", "", errs.Wrap(errs.CodeInvalidConfig, err, "DB_URL is not a valid URL")
+		return "", "", notAURL(raw)
 	}
 	host := u.Host
 	if host == "" {
@@ -114,17 +117,70 @@ func mysqlDSN(raw string) (dsn, db string, err error) {
 	return fmt.Sprintf("%s%s/%s?%s", auth, proto, db, q.Encode()), db, nil
 }
 
-// redact hides a password in a URL for messages.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
+// notAURL is the error for a DB_URL that does not parse. It never wraps the
+// *url.Error: that quotes the raw URL, and its reason ("invalid port
+// \":secret\" after host") can quote part of the password too.
+func notAURL(raw string) error {
+	return errs.New(errs.CodeInvalidConfig, "DB_URL %q is not a valid URL (percent-encode special characters such as @ : / ? # %% in the user name and password)", redact(raw))
 }
 
-// Redact hides the password of a URL for logs.
+// mask replaces a password in messages.
+const mask = "xxxxx"
+
+// passwordParam matches a password query parameter and its value.
+var passwordParam = regexp.MustCompile(`(?i)((?:^|[?&;\s])(?:ssl)?password=)[^&;\s]*`)
+
+// redact hides the password of a URL for messages: the userinfo password and
+// password/sslpassword query values. A URL that does not parse has no certain
+// boundaries, so redact hides all of its authority but the user name and
+// what follows the last '@', and over-masks rather than leak; so does an
+// opaque URL with an '@' (mysql:user:pw@host).
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err == nil && u.Opaque != "" && !strings.Contains(raw, "@") {
+		return passwordParam.ReplaceAllString(raw, "${1}"+mask) // sqlite:file?…
+	}
+	// "mysql://u:123?pw@host" parses, with no password and "pw@host" as its
+	// query: an '@' outside the userinfo is likely a password's, so mask.
+	misplacedAt := err == nil && u.User == nil && strings.Contains(raw, "@")
+	if err == nil && u.Opaque == "" && !misplacedAt {
+		if u.User != nil {
+			if _, ok := u.User.Password(); ok {
+				u.User = url.UserPassword(u.User.Username(), mask)
+			}
+		}
+		if u.RawQuery != "" {
+			q := u.Query()
+			hit := false
+			for k := range q {
+				if lk := strings.ToLower(k); lk == "password" || lk == "sslpassword" {
+					q[k] = []string{mask}
+					hit = true
+				}
+			}
+			if hit {
+				u.RawQuery = q.Encode()
+			}
+			// and the pairs Query skipped for a bad escape
+			u.RawQuery = passwordParam.ReplaceAllString(u.RawQuery, "${1}"+mask)
+		}
+		return u.String()
+	}
+	scheme, rest := "", raw
+	if i := strings.Index(raw, "://"); i >= 0 {
+		scheme, rest = raw[:i+3], raw[i+3:]
+	}
+	at := strings.LastIndexByte(rest, '@')
+	if at < 0 {
+		return scheme + mask
+	}
+	user, tail := rest[:at], rest[at+1:]
+	if i := strings.IndexAny(user, ":/?#"); i >= 0 {
+		user = user[:i]
+	}
+	return scheme + user + ":" + mask + "@" + passwordParam.ReplaceAllString(tail, "${1}"+mask)
+}
+
+// Redact hides the password of a URL for logs and messages; it never returns
+// a password, whether or not raw parses.
 func Redact(raw string) string { return redact(raw) }

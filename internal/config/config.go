@@ -5,9 +5,11 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -144,10 +146,10 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 		c.Warnings = append(c.Warnings, portWarning)
 	}
 
-	if c.Heartbeat, err = duration(env, "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT", 10*time.Second, 100*time.Millisecond); err != nil {
+	if c.Heartbeat, err = duration(env, "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT", 10*time.Second, 100*time.Millisecond, MaxHeartbeat); err != nil {
 		return c, err
 	}
-	if c.PollInterval, err = duration(env, "VOLTRO_POLL_INTERVAL", 0, 10*time.Millisecond); err != nil {
+	if c.PollInterval, err = duration(env, "VOLTRO_POLL_INTERVAL", 0, 10*time.Millisecond, MaxPollInterval); err != nil {
 		return c, err
 	}
 
@@ -161,14 +163,20 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 	}
 	c.Groups = []string{"default"}
 	if g := strings.TrimSpace(env("VOLTRO_SHARD_GROUPS")); g != "" {
+		// An empty group ("," or "a,,b") used to be skipped, so "," stored a
+		// cluster config with no groups that every runner then refused.
 		c.Groups = nil
 		for _, x := range strings.Split(g, ",") {
-			if x = strings.TrimSpace(x); x != "" {
-				if strings.ContainsAny(x, "/ ") {
-					return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARD_GROUPS: group %q may not contain '/' or spaces", x)
-				}
-				c.Groups = append(c.Groups, x)
+			x = strings.TrimSpace(x)
+			switch {
+			case x == "":
+				return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARD_GROUPS=%q names an empty group: list group names separated by commas (e.g. default,payments), or unset it for one group named default", g)
+			case strings.ContainsAny(x, "/ \t"):
+				return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARD_GROUPS: group %q may not contain '/' or spaces", x)
+			case slices.Contains(c.Groups, x):
+				return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARD_GROUPS=%q names group %q twice", g, x)
 			}
+			c.Groups = append(c.Groups, x)
 		}
 	}
 
@@ -225,20 +233,42 @@ const (
 	LocalhostFix    = "set POD_IP (Kubernetes downward API status.podIP) or VOLTRO_WORKFLOW_RUNNER_HOST to an address the other instances can reach, or VOLTRO_SINGLE_HOST=1 if every instance runs on this machine on purpose"
 )
 
-func duration(env Env, name string, def, minimum time.Duration) (time.Duration, error) {
+// Upper bounds of the duration settings: a heartbeat beyond MaxHeartbeat
+// would leave a dead runner's shards unowned for hours; polling more rarely
+// than MaxPollInterval is no longer a fallback.
+const (
+	MaxHeartbeat    = time.Hour
+	MaxPollInterval = time.Hour
+)
+
+// duration reads a Go duration ("10s") or a plain integer of seconds. Both
+// are checked for overflow (an integer times time.Second used to wrap:
+// 18446744074 became 290ms) and must lie in [minimum, maximum].
+func duration(env Env, name string, def, minimum, maximum time.Duration) (time.Duration, error) {
 	s := strings.TrimSpace(env(name))
 	if s == "" {
 		return def, nil
 	}
+	bad := func(why string) error {
+		return errs.New(errs.CodeInvalidConfig, "%s=%q %s: it must be a duration of at least %v and at most %v (e.g. 10s, or 10 for seconds)", name, s, why, minimum, maximum)
+	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
 		// plain integers are seconds
-		if n, nerr := strconv.Atoi(s); nerr == nil {
-			d, err = time.Duration(n)*time.Second, nil
+		n, nerr := strconv.ParseInt(s, 10, 64)
+		switch {
+		case nerr != nil && errors.Is(nerr, strconv.ErrRange), nerr == nil && (n > int64(maximum/time.Second) || n < -int64(maximum/time.Second)):
+			return 0, bad("is out of range")
+		case nerr != nil:
+			return 0, bad("is not a duration")
 		}
+		d = time.Duration(n) * time.Second
 	}
-	if err != nil || d < minimum {
-		return 0, errs.New(errs.CodeInvalidConfig, "%s=%q is not a duration of at least %v (e.g. 10s)", name, s, minimum)
+	if d < minimum {
+		return 0, bad("is below the minimum")
+	}
+	if d > maximum {
+		return 0, bad("is above the maximum")
 	}
 	return d, nil
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/voltro/voltro/internal/errs"
 )
@@ -36,6 +37,10 @@ type Config struct {
 	// Ephemeral feeds (a CLI watch) keep no binlog resume position: they
 	// start at the current position every time.
 	Ephemeral bool
+	// TriggerLinger (PostgreSQL) is how long a table's change trigger stays
+	// after its last subscription on this instance ends (default 10 s;
+	// negative: removed at once). Close removes them at once.
+	TriggerLinger time.Duration
 	// Buffer bounds each subscriber's queue (default 1024 deltas).
 	Buffer int
 	Logger *slog.Logger

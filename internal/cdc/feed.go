@@ -5,9 +5,11 @@ package cdc
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/voltro/voltro/internal/cdc/binlog"
 	"github.com/voltro/voltro/internal/cdc/bus"
@@ -41,11 +43,15 @@ type Feed struct {
 	runWhat string
 	started bool
 
-	mu        sync.Mutex
-	pks       map[string][]string    // table -> primary key columns
-	installed map[string]bool        // tables with a PostgreSQL change trigger
-	order     map[string]*sync.Mutex // table -> inline publish order lock
-	closed    bool
+	mu     sync.Mutex
+	pks    map[string][]string    // table -> primary key columns
+	order  map[string]*sync.Mutex // table -> inline publish order lock
+	closed bool
+	done   chan struct{} // closed by Close
+
+	dsn    string     // driver DSN, for the connections outside the pool
+	trigMu sync.Mutex // guards trig; held across its database round trips
+	trig   trigState
 }
 
 // Open is New followed by Start.
@@ -80,8 +86,10 @@ func New(ctx context.Context, cfg Config) (*Feed, error) {
 		sqlw:      sqlwrite.Dialect{Name: r.Dialect},
 		bus:       bus.New(cfg.Buffer),
 		pks:       map[string][]string{},
-		installed: map[string]bool{},
 		order:     map[string]*sync.Mutex{},
+		done:      make(chan struct{}),
+		dsn:       r.DSN,
+		trig:      trigState{subs: map[string]int{}, held: map[string]bool{}, linger: map[string]*time.Timer{}},
 	}
 	if f.log == nil {
 		f.log = slog.Default()
@@ -166,21 +174,48 @@ func (f *Feed) startNotify(r dburl.Resolved) error {
 		URL:       r.DSN,
 		ReplicaID: f.replicaID,
 		Logger:    f.log,
-		OnNotify: func(ctx context.Context, payload string) {
-			d, err := pgnotify.Decode(ctx, f.db, payload)
-			if err != nil {
-				f.log.Warn("change notification dropped", "err", err)
-				if d.Table != "" {
-					f.bus.Publish(delta.NewResync(d.Table, "a change could not be decoded"))
-				}
-				return
-			}
-			f.bus.Publish(d)
+		OnNotify:  f.onNotify,
+		OnGap: func(reason string) {
+			f.rehold()
+			f.bus.ResyncAll(reason)
 		},
-		OnGap: f.bus.ResyncAll,
 	}
 	f.run, f.runWhat = l.Run, "LISTEN connection"
 	return nil
+}
+
+// onNotify believes a notification only as far as the database confirms
+// it (pgnotify.Resolve): the channel is open to every role that can
+// connect, for listening and for sending. Notes for tables nobody here
+// subscribes to are ignored unread.
+func (f *Feed) onNotify(ctx context.Context, payload string) {
+	n, err := pgnotify.Parse(payload)
+	if err != nil {
+		f.log.Warn("change notification dropped: not from a voltro trigger", "err", err)
+		return
+	}
+	f.trigMu.Lock()
+	live := f.trig.subs[n.Table] > 0
+	f.trigMu.Unlock()
+	if !live {
+		return
+	}
+	pk, err := f.primaryKey(ctx, f.db, n.Table)
+	if err == nil {
+		var ds []delta.Delta
+		if ds, err = pgnotify.Resolve(ctx, f.db, n, pk); err == nil {
+			f.bus.Publish(ds...)
+			return
+		}
+	}
+	var rej *pgnotify.Rejected
+	if errors.As(err, &rej) {
+		f.log.Warn("change notification dropped", "err", err)
+		return
+	}
+	// a real change may be behind it: the subscribers re-read
+	f.log.Warn("change notification could not be confirmed; asking subscribers to resync", "table", n.Table, "err", err)
+	f.bus.Publish(delta.NewResync(n.Table, "a change could not be re-read"))
 }
 
 // waitReady waits for a transport's first connection.
@@ -208,12 +243,16 @@ func (f *Feed) Close() error {
 	}
 	f.closed = true
 	cancel := f.cancel
+	close(f.done)
 	f.mu.Unlock()
 	if cancel != nil {
 		cancel()
 	}
 	f.wg.Wait()
 	f.bus.Close()
+	if f.transport == Notify {
+		f.closeTriggers()
+	}
 	if f.ownDB && f.db != nil {
 		return f.db.Close()
 	}
@@ -277,33 +316,21 @@ func (f *Feed) Subscribe(ctx context.Context, table string, filter delta.Filter)
 	if err := sqlwrite.CheckIdent("table", table); err != nil {
 		return nil, err
 	}
-	if f.transport == Notify {
-		if err := f.ensureTrigger(ctx, table); err != nil {
-			return nil, err
+	if f.transport != Notify {
+		return f.bus.Subscribe(ctx, table, filter), nil
+	}
+	if err := f.holdTrigger(ctx, table); err != nil {
+		return nil, err
+	}
+	ch := f.bus.Subscribe(ctx, table, filter)
+	go func() {
+		select {
+		case <-ctx.Done():
+			f.releaseTrigger(table)
+		case <-f.done: // Close removes what is left
 		}
-	}
-	return f.bus.Subscribe(ctx, table, filter), nil
-}
-
-// ensureTrigger installs the NOTIFY trigger on table once per feed.
-func (f *Feed) ensureTrigger(ctx context.Context, table string) error {
-	f.mu.Lock()
-	done := f.installed[table]
-	f.mu.Unlock()
-	if done {
-		return nil
-	}
-	pk, err := f.primaryKey(ctx, f.db, table)
-	if err != nil {
-		return err
-	}
-	if err := pgnotify.Install(ctx, f.db, table, pk); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	f.installed[table] = true
-	f.mu.Unlock()
-	return nil
+	}()
+	return ch, nil
 }
 
 // primaryKey caches the key columns of table, read through q (inside a

@@ -1,27 +1,53 @@
-// Decoding of NOTIFY payloads into deltas.
+// Decoding of NOTIFY payloads into notes, and what Resolve refuses without
+// touching the database.
 package pgnotify
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/voltro/voltro/internal/cdc/delta"
 )
 
-func TestDecode(t *testing.T) {
-	ctx := context.Background()
-	d, err := Decode(ctx, nil, `{"t":"orders","op":"update","k":{"id":7},"r":{"id":7,"total":12.5,"n":3},"o":{"id":7,"total":10,"n":3}}`)
+func TestParse(t *testing.T) {
+	n, err := Parse(`{"t":"orders","op":"update","k":{"id":7},"ok":{"id":6},"ts":"x"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Op != delta.Update || d.Table != "orders" || d.Key["id"] != int64(7) || d.Row["n"] != int64(3) || d.Row["total"] != json.Number("12.5") || d.Old["total"] != int64(10) {
-		t.Fatalf("%+v", d)
+	if n.Op != "update" || n.Table != "orders" || n.Key["id"] != int64(7) || n.OldKey["id"] != int64(6) {
+		t.Fatalf("%+v", n)
 	}
-	if d, err := Decode(ctx, nil, `{"t":"orders","op":"truncate"}`); err != nil || d.Op != delta.Resync {
-		t.Fatalf("truncate: %+v %v", d, err)
+	for _, raw := range []string{`{"t":"orders","op":"truncate"}`, `{"t":"orders","op":"resync"}`} {
+		if n, err := Parse(raw); err != nil || n.Op != string(delta.Resync) {
+			t.Fatalf("%s: %+v %v", raw, n, err)
+		}
 	}
-	if _, err := Decode(ctx, nil, `{"t":"orders","op":"merge"}`); err == nil {
-		t.Fatal("unknown op accepted")
+	for _, raw := range []string{`{"t":"orders","op":"merge"}`, `{"t":"x; DROP TABLE y","op":"insert"}`, `not json`} {
+		if _, err := Parse(raw); err == nil {
+			t.Fatalf("%s accepted", raw)
+		}
+	}
+}
+
+// A key that is not the table's primary key is refused before any read (a
+// nil Querier would panic if Resolve read).
+func TestResolveRefusesForeignKeyColumns(t *testing.T) {
+	ctx := context.Background()
+	pk := []string{"id"}
+	for _, n := range []Note{
+		{Table: "users", Op: "update", Key: delta.Row{"pw_hash": "x"}},
+		{Table: "users", Op: "delete", Key: delta.Row{"id": int64(1), "pw_hash": "x"}},
+		{Table: "users", Op: "insert", Key: delta.Row{}},
+		{Table: "users", Op: "delete", Key: delta.Row{"id": int64(1)}, OldKey: delta.Row{"id": int64(2)}},
+	} {
+		var rej *Rejected
+		if _, err := Resolve(ctx, nil, n, pk); !errors.As(err, &rej) {
+			t.Errorf("%+v: %v, want Rejected", n, err)
+		}
+	}
+	ds, err := Resolve(ctx, nil, Note{Table: "t", Op: "insert", Key: delta.Row{}}, nil)
+	if err != nil || len(ds) != 1 || ds[0].Op != delta.Resync {
+		t.Fatalf("keyless table: %+v %v", ds, err)
 	}
 }

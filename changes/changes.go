@@ -43,7 +43,8 @@ type Tx = cdc.Tx
 // (URL, Dialect, ReplicaID, DisableCDC, ReplicationURL, DB, Buffer, Logger).
 type Config = cdc.Config
 
-// SSEOptions tunes Feed.SSEHandler (table authorization, heartbeat).
+// SSEOptions tunes Feed.SSEHandler: the tables it may serve (none by
+// default), a per-request check, the heartbeat.
 type SSEOptions = cdc.SSEOptions
 
 // Delta is one row change of one table, or a resync signal.

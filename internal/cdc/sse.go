@@ -13,8 +13,13 @@ import (
 
 // SSEOptions tunes the SSE endpoint.
 type SSEOptions struct {
-	// Allow decides whether the request may watch table; nil allows every
-	// table, so mount the handler behind your own authentication.
+	// Tables lists the tables the endpoint may serve; a request for any
+	// other is refused with 403. Empty serves none: exposing a table to
+	// browsers is a decision the application makes by name.
+	Tables []string
+	// Allow, when set, is asked too for each request (after Tables), e.g.
+	// to check the user may watch that table. Mount the handler behind your
+	// own authentication either way.
 	Allow func(r *http.Request, table string) bool
 	// Heartbeat is the interval of keep-alive comments (default 15 s).
 	Heartbeat time.Duration
@@ -22,10 +27,14 @@ type SSEOptions struct {
 
 // SSEHandler serves the feed as text/event-stream. Each event is named by
 // the delta's op (insert, update, delete, resync) and carries the delta as
-// JSON; ids count up per stream.
+// JSON; ids count up per stream. Only the tables in opts.Tables are served.
 func (f *Feed) SSEHandler(opts SSEOptions) http.Handler {
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = 15 * time.Second
+	}
+	allowed := make(map[string]bool, len(opts.Tables))
+	for _, t := range opts.Tables {
+		allowed[t] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
@@ -38,7 +47,7 @@ func (f *Feed) SSEHandler(opts SSEOptions) http.Handler {
 			http.Error(w, "want ?table=NAME and optional where=COL=VALUE", http.StatusBadRequest)
 			return
 		}
-		if opts.Allow != nil && !opts.Allow(r, table) {
+		if !allowed[table] || (opts.Allow != nil && !opts.Allow(r, table)) {
 			http.Error(w, "table not allowed", http.StatusForbidden)
 			return
 		}

@@ -58,13 +58,22 @@ func TestSSEEndToEnd(t *testing.T) {
 	url := testdb.Postgres(t, "cdcsse")
 	a := open(t, Config{URL: url, ReplicaID: "a"})
 	b := open(t, Config{URL: url, ReplicaID: "b"})
-	mustExec(t, a, itemsDDL(a.Dialect(), "items"), itemsDDL(a.Dialect(), "secrets"))
+	mustExec(t, a, itemsDDL(a.Dialect(), "items"), itemsDDL(a.Dialect(), "secrets"), itemsDDL(a.Dialect(), "audit"))
 	srv := httptest.NewServer(b.SSEHandler(SSEOptions{
-		Allow: func(_ *http.Request, table string) bool { return table != "secrets" },
+		Tables: []string{"items", "audit"},
+		Allow:  func(r *http.Request, table string) bool { return table != "audit" || r.Header.Get("X-Admin") == "1" },
 	}))
 	defer srv.Close()
+	// with no Tables, nothing is served
+	none := httptest.NewServer(b.SSEHandler(SSEOptions{}))
+	defer none.Close()
+	if resp, err := http.Get(none.URL + "?table=items"); err != nil || resp.StatusCode != 403 {
+		t.Fatalf("default handler served items: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 
-	for path, code := range map[string]int{"": 400, "?table=secrets": 403, "?table=bad-name": 400, "?table=items&where=nope": 400} {
+	for path, code := range map[string]int{"": 400, "?table=secrets": 403, "?table=audit": 403, "?table=bad-name": 403, "?table=items&where=nope": 400} {
 		resp, err := http.Get(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)

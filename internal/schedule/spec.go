@@ -48,6 +48,10 @@ func ParseSpec(expr, timeZone string) (Spec, error) {
 			return Spec{}, bad("it names time zone %q but the schedule's TimeZone is %q", zone, timeZone)
 		}
 		timeZone, body = zone, strings.TrimSpace(body[i:])
+		if strings.HasPrefix(body, "TZ=") || strings.HasPrefix(body, "CRON_TZ=") {
+			// robfig/cron would slice past the end of "TZ=" and panic
+			return Spec{}, bad("it has more than one time zone prefix")
+		}
 	}
 	loc, err := loadZone(timeZone)
 	if err != nil {
@@ -67,7 +71,7 @@ func ParseSpec(expr, timeZone string) (Spec, error) {
 		s.every = d
 		return s, nil
 	}
-	sched, err := parser.Parse(body)
+	sched, err := parseCron(body)
 	if err != nil {
 		return Spec{}, bad("%v", err)
 	}
@@ -75,10 +79,24 @@ func ParseSpec(expr, timeZone string) (Spec, error) {
 		ss.Location = loc // never time.Local: replicas may live in different zones
 	}
 	s.cron = sched
-	if s.Next(time.Now()).IsZero() {
+	if next, ok := s.safeNext(time.Now()); !ok {
+		return Spec{}, bad("the cron library cannot compute its next tick")
+	} else if next.IsZero() {
 		return Spec{}, bad("it matches no date in the next five years")
 	}
 	return s, nil
+}
+
+// parseCron is parser.Parse that cannot panic: robfig/cron is unmaintained
+// and has panicked on odd input ("TZ="), and a stored spec is parsed by
+// every replica and by the CLI, so a panic there would take them all down.
+func parseCron(body string) (sched cron.Schedule, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			sched, err = nil, fmt.Errorf("the cron parser cannot read it (%v)", r)
+		}
+	}()
+	return parser.Parse(body)
 }
 
 // loadZone resolves a zone name; "" is UTC. Local is refused because it
@@ -113,6 +131,16 @@ func (s Spec) Next(t time.Time) time.Time {
 		return time.Time{}
 	}
 	return s.cron.Next(t.In(s.loc)).UTC()
+}
+
+// safeNext is Next that reports a panic of the cron library as !ok.
+func (s Spec) safeNext(t time.Time) (next time.Time, ok bool) {
+	defer func() {
+		if recover() != nil {
+			next, ok = time.Time{}, false
+		}
+	}()
+	return s.Next(t), true
 }
 
 // String is the expression as given.

@@ -32,6 +32,12 @@ type Driver interface {
 	// EnsureClusterConfig stores cfg if no config row exists and returns the
 	// stored row either way; the caller compares.
 	EnsureClusterConfig(ctx context.Context, cfg ClusterConfig) (ClusterConfig, error)
+	// EnsureClusterSecret stores candidate as the cluster's runner-RPC
+	// secret if none is stored and returns the stored one either way: the
+	// first writer wins and concurrent first boots agree. SQL stores keep
+	// it in the database (the trust root every instance shares); stores
+	// that never cluster (memory, SQLite) may keep it in the process.
+	EnsureClusterSecret(ctx context.Context, candidate string) (string, error)
 
 	// RegisterRunner upserts by address; started_at and last_heartbeat take
 	// the store's now.

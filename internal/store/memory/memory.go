@@ -19,6 +19,7 @@ type Store struct {
 	mu       sync.Mutex
 	now      func() time.Time
 	config   *store.ClusterConfig
+	secret   string
 	runners  map[string]*store.Runner
 	locks    map[string]*lockRow
 	advisory map[string]*locker // shard -> session holding the advisory lock
@@ -152,4 +153,15 @@ func (s *Store) ownerEpochLocked(shard, owner string) int64 {
 		return 0
 	}
 	return l.Epoch
+}
+
+// EnsureClusterSecret keeps the secret in the process: a memory store is
+// shared only by engines of this process.
+func (s *Store) EnsureClusterSecret(_ context.Context, candidate string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.secret == "" {
+		s.secret = candidate
+	}
+	return s.secret, nil
 }

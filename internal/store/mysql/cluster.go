@@ -76,3 +76,15 @@ func (s *Store) ShardLocks(ctx context.Context) ([]store.ShardLock, error) {
 	}
 	return out, wrapErr("list shard locks", rows.Err())
 }
+
+func (s *Store) EnsureClusterSecret(ctx context.Context, candidate string) (string, error) {
+	if _, err := s.exec(ctx, `INSERT INTO voltro_cluster_secret (id, secret, created_at)
+		VALUES (1, ?, UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE id = id`, candidate); err != nil {
+		return "", wrapErr("store the cluster secret", err)
+	}
+	var out string
+	if err := s.db.QueryRowContext(ctx, "SELECT secret FROM voltro_cluster_secret WHERE id = 1").Scan(&out); err != nil {
+		return "", wrapErr("read the cluster secret", err)
+	}
+	return out, nil
+}

@@ -97,3 +97,16 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
+
+func (s *Store) EnsureClusterSecret(ctx context.Context, candidate string) (string, error) {
+	if _, err := s.pool.Exec(ctx, `INSERT INTO voltro_cluster_secret (id, secret) VALUES (1, $1)
+		ON CONFLICT (id) DO NOTHING`, candidate); err != nil {
+		return "", wrapErr("store the cluster secret", err)
+	}
+	// A separate statement: its snapshot sees a row a concurrent caller won with.
+	var out string
+	if err := s.pool.QueryRow(ctx, `SELECT secret FROM voltro_cluster_secret WHERE id = 1`).Scan(&out); err != nil {
+		return "", wrapErr("read the cluster secret", err)
+	}
+	return out, nil
+}

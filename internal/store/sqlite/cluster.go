@@ -119,3 +119,17 @@ func jsonList(v []string) (string, error) {
 	}
 	return string(b), nil
 }
+
+// EnsureClusterSecret keeps the secret in the file, like the SQL stores
+// (nothing listens for peers on SQLite, but every handle agrees).
+func (s *Store) EnsureClusterSecret(ctx context.Context, candidate string) (string, error) {
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO voltro_cluster_secret (id, secret, created_at)
+		VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING`, candidate, now()); err != nil {
+		return "", s.wrap(err, "store the cluster secret")
+	}
+	var out string
+	if err := s.w.QueryRowContext(ctx, `SELECT secret FROM voltro_cluster_secret WHERE id = 1`).Scan(&out); err != nil {
+		return "", s.wrap(err, "read the cluster secret")
+	}
+	return out, nil
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -36,6 +37,7 @@ func Run(t *testing.T, factory Factory, opts Options) {
 		opts.Modes = []store.LockMode{store.LockRow, store.LockAdvisory}
 	}
 	t.Run("ClusterConfig", func(t *testing.T) { testClusterConfig(t, factory(t)) })
+	t.Run("ClusterSecret", func(t *testing.T) { testClusterSecret(t, factory, opts) })
 	t.Run("Runners", func(t *testing.T) { testRunners(t, factory(t)) })
 	for _, mode := range opts.Modes {
 		t.Run("Locks/"+string(mode), func(t *testing.T) { testLocks(t, factory, opts, mode) })
@@ -123,6 +125,45 @@ func testClusterConfig(t *testing.T, d store.Driver) {
 	}
 	if _, _, err := d.ResolveLockMode(ctx, "bogus"); !errors.Is(err, errs.ErrInvalidConfig) {
 		t.Fatalf("unknown lock mode: want invalid_config, got %v", err)
+	}
+}
+
+// testClusterSecret: the first writer wins, later and concurrent callers
+// (other handles: other processes) get the stored secret.
+func testClusterSecret(t *testing.T, factory Factory, opts Options) {
+	ctx := ctxT(t)
+	d := factory(t)
+	handles := []store.Driver{d, d}
+	if opts.Reopen != nil {
+		handles = append(handles, opts.Reopen(t), opts.Reopen(t))
+	}
+	got := make([]string, len(handles))
+	var wg sync.WaitGroup
+	errc := make(chan error, len(handles))
+	for i, h := range handles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := h.EnsureClusterSecret(ctx, fmt.Sprintf("candidate-%d-%064d", i, i))
+			got[i] = s
+			errc <- err
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		check(t, err)
+	}
+	if !strings.HasPrefix(got[0], "candidate-") || len(got[0]) != len("candidate-0-")+64 {
+		t.Fatalf("stored secret %q is none of the candidates", got[0])
+	}
+	for i, s := range got {
+		if s != got[0] {
+			t.Fatalf("handle %d got secret %q, handle 0 %q: concurrent first boots disagree", i, s, got[0])
+		}
+	}
+	if s := must(d.EnsureClusterSecret(ctx, "late"))(t); s != got[0] {
+		t.Fatalf("a later candidate replaced the stored secret: %q", s)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"time"
 
@@ -116,7 +117,7 @@ func (x *Deliverer) runMailbox(k mailboxKey, mb *mailbox) {
 		mb.queue = mb.queue[1:]
 		x.mu.Unlock()
 		if it.volatile != nil {
-			p, err := invoke(it.st.ctx, it.t.handler, it.m)
+			p, err := invoke(it.st.ctx, x.log, it.t.handler, it.m)
 			it.volatile.done <- volatileResult{payload: p, err: err}
 			it.st.running.Done()
 			continue
@@ -164,7 +165,7 @@ func (x *Deliverer) process(it item) {
 			return
 		}
 		actx, acked := withAck(ctx)
-		payload, err := invoke(actx, it.t.handler, m)
+		payload, err := invoke(actx, x.log, it.t.handler, m)
 		if acked.done {
 			// the handler's own transaction completed the message
 			if err != nil {
@@ -267,11 +268,14 @@ func (x *Deliverer) fenced(it item, err error) {
 	x.log.Warn("delivery: writing outcome failed; the claim will expire and the message be redelivered", "message", it.m.ID, "err", err)
 }
 
-// invoke runs the handler, turning a panic into an error.
-func invoke(ctx context.Context, h Handler, m store.Message) (payload []byte, err error) {
+// invoke runs the handler, turning a panic into an error. The error, which
+// goes back to the caller and into the message's row, carries the panic's
+// value only; the stack (file paths, code layout) goes to log.
+func invoke(ctx context.Context, log *slog.Logger, h Handler, m store.Message) (payload []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = errs.New(errs.CodeHandlerPanic, "handler for %s/%s panicked: %v\n%s", m.EntityType, m.EntityID, r, debug.Stack())
+			log.Error("delivery: handler panicked", "type", m.EntityType, "entity", m.EntityID, "message", m.ID, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = errs.New(errs.CodeHandlerPanic, "handler for %s/%s panicked: %v", m.EntityType, m.EntityID, r)
 		}
 	}()
 	return h(ctx, m)

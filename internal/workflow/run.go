@@ -115,7 +115,10 @@ func (w *Engine) execute(c *Context, d *definition) (out []byte, oc outcome) {
 		case storeFailure:
 			oc = outcome{kind: "lost", err: v.err}
 		default:
-			oc = outcome{kind: "failed", err: errs.New(errs.CodeHandlerPanic, "workflow %s panicked: %v\n%s", c.exec.ID, r, debug.Stack())}
+			// the stack goes to the log only: the error is stored in the
+			// run and returned to whoever awaits it
+			c.log.Error("workflow panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			oc = outcome{kind: "failed", err: errs.New(errs.CodeHandlerPanic, "workflow %s panicked: %v", c.exec.ID, r)}
 		}
 	}()
 	out, err := d.fn(c, c.exec.Input)

@@ -153,8 +153,8 @@ func (w *Engine) start(ctx context.Context, name string, input []byte, o StartOp
 	if len(input) == 0 {
 		input = []byte("null")
 	}
-	if !json.Valid(input) {
-		return store.Execution{}, errs.New(errs.CodeInvalidArgument, "workflow %s: input is not valid JSON", name)
+	if err := checkPayload("workflow "+name+": input", input); err != nil {
+		return store.Execution{}, err
 	}
 	id := o.ID
 	if id == "" && o.Key != "" {
@@ -284,8 +284,8 @@ func (w *Engine) Signal(ctx context.Context, id, name string, payload []byte) (b
 	if len(payload) == 0 {
 		payload = []byte("null")
 	}
-	if !json.Valid(payload) {
-		return false, errs.New(errs.CodeInvalidArgument, "signal %s: payload is not valid JSON", name)
+	if err := checkPayload("signal "+name+": payload", payload); err != nil {
+		return false, err
 	}
 	x, err := w.ws.GetExecution(ctx, id)
 	if err != nil {

@@ -50,8 +50,11 @@ type Config struct {
 	ShardCount    int
 	Groups        []string
 	CDC           bool
+	// ClusterSecret is VOLTRO_CLUSTER_SECRET as set: "" means use the
+	// secret stored in the database; several comma-separated secrets are a
+	// rotation (the first signs, all verify).
 	ClusterSecret string
-	SecretDerived bool // no VOLTRO_CLUSTER_SECRET: derived from the database identity
+	RPCMaxBody    int64 // VOLTRO_RPC_MAX_BODY: the largest runner-RPC body accepted
 	InspectAddr   string
 	InspectToken  string
 	ProcessName   string // VOLTRO_PROCESS_NAME, else the executable's base name
@@ -189,15 +192,33 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 		return c, errs.New(errs.CodeInvalidConfig, "CDC=%q is not valid: use 1 or 0", v)
 	}
 
-	c.ClusterSecret = env("VOLTRO_CLUSTER_SECRET")
-	if c.ClusterSecret == "" {
-		// Every instance of one cluster shares the database: derive the
-		// secret from its identity so runner RPC is signed out of the box.
-		c.ClusterSecret = "derived:" + string(c.DB.Dialect) + ":" + c.DB.Database
-		c.SecretDerived = true
-		if c.Clustered() {
-			c.Warnings = append(c.Warnings, "VOLTRO_CLUSTER_SECRET is not set: runner RPC is signed with a secret derived from the database name; set a shared random secret in production")
+	// VOLTRO_CLUSTER_SECRET: one secret, or during a rotation two (or more)
+	// comma-separated, the first signing and all accepted. Unset, the
+	// engine uses the random secret stored in the database.
+	c.ClusterSecret = strings.TrimSpace(env("VOLTRO_CLUSTER_SECRET"))
+	if c.ClusterSecret != "" {
+		n := 0
+		for _, sec := range strings.Split(c.ClusterSecret, ",") {
+			switch sec = strings.TrimSpace(sec); {
+			case sec == "":
+			case len(sec) < MinSecretLen:
+				c.Warnings = append(c.Warnings, fmt.Sprintf("VOLTRO_CLUSTER_SECRET holds a secret of %d characters: anyone who guesses it can call this runner; use at least %d random characters (or unset it: the cluster then keeps a random one in the database)", len(sec), MinSecretLen))
+				n++
+			default:
+				n++
+			}
 		}
+		if n == 0 {
+			return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_CLUSTER_SECRET=%q holds no secret: set one (or two, comma-separated, while rotating) or unset it", c.ClusterSecret)
+		}
+	}
+	c.RPCMaxBody = DefaultRPCMaxBody
+	if v := strings.TrimSpace(env("VOLTRO_RPC_MAX_BODY")); v != "" {
+		n, perr := strconv.ParseInt(v, 10, 64)
+		if perr != nil || n < MinRPCMaxBody || n > MaxRPCMaxBody {
+			return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_RPC_MAX_BODY=%q is not valid: a number of bytes from %d to %d (default %d)", v, MinRPCMaxBody, MaxRPCMaxBody, DefaultRPCMaxBody)
+		}
+		c.RPCMaxBody = n
 	}
 
 	c.InspectAddr = strings.TrimSpace(env("VOLTRO_INSPECT_ADDR"))
@@ -231,6 +252,14 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 const (
 	LocalhostEffect = "instances on other machines cannot reach it, so wake-ups and reply pushes to it fall back to polling (work is picked up up to a poll interval later; nothing is lost, runs still resume on any instance) and volatile messages for its shards fail"
 	LocalhostFix    = "set POD_IP (Kubernetes downward API status.podIP) or VOLTRO_WORKFLOW_RUNNER_HOST to an address the other instances can reach, or VOLTRO_SINGLE_HOST=1 if every instance runs on this machine on purpose"
+)
+
+// Limits of the runner-RPC settings.
+const (
+	MinSecretLen      = 16
+	DefaultRPCMaxBody = 1 << 20
+	MinRPCMaxBody     = 4 << 10
+	MaxRPCMaxBody     = 256 << 20
 )
 
 // Upper bounds of the duration settings: a heartbeat beyond MaxHeartbeat

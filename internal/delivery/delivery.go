@@ -23,6 +23,7 @@ type Handler func(ctx context.Context, m store.Message) ([]byte, error)
 type TypeOptions struct {
 	MaxAttempts int                             // deliveries before dead-lettering; default 5
 	Backoff     func(attempt int) time.Duration // delay before retry n (n>=1)
+	StoreOnly   bool                            // refuse volatile messages: every message is a stored row
 }
 
 // Options configure a Deliverer.

@@ -291,6 +291,10 @@ func (x *Deliverer) Volatile(ctx context.Context, m store.Message) ([]byte, erro
 		x.mu.Unlock()
 		return nil, errs.New(errs.CodeUnregistered, "entity type %q is not registered on this runner", m.EntityType)
 	}
+	if t.opts.StoreOnly {
+		x.mu.Unlock()
+		return nil, errs.New(errs.CodeInvalidArgument, "entity type %q takes only stored messages, not volatile ones", m.EntityType)
+	}
 	if st == nil || st.draining {
 		x.mu.Unlock()
 		return nil, errs.New(errs.CodeNotOwner, "this runner does not hold shard %s", m.Shard)

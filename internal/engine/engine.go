@@ -6,6 +6,8 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -60,7 +62,9 @@ type Engine struct {
 	runner *runner.Runner
 	deliv  *delivery.Deliverer
 	client *rpc.Client
-	wakes  bool // the store pushes wake-ups itself
+	// secrets sign (the first) and verify (any) runner RPC.
+	secrets []string
+	wakes   bool // the store pushes wake-ups itself
 	// private: single-process runner storage on a shared SQL store; shard
 	// ids carry the replica id (runner.PrivateGroups).
 	private bool
@@ -161,7 +165,10 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		}
 	}
 	_, e.wakes = d.(store.WakeListener)
-	e.client = rpc.NewClient(cfg.ClusterSecret, e.address)
+	if e.secrets, err = clusterSecrets(ctx, cfg, d); err != nil {
+		return fail(err)
+	}
+	e.client = rpc.NewClient(e.secrets[0], e.address)
 	e.deliv = delivery.New(d, delivery.Options{
 		Owner: e.address, PollInterval: e.pollInterval(), ClaimTTL: max(6*cfg.Heartbeat, 30*time.Second),
 		Logger: log, OnReply: e.onReply,
@@ -177,6 +184,27 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	})
 	e.bootLog()
 	return e, nil
+}
+
+// clusterSecrets: VOLTRO_CLUSTER_SECRET when set, else the random secret
+// the first instance stored in the database (every store keeps one; on a
+// memory or SQLite store nothing listens for peers anyway).
+func clusterSecrets(ctx context.Context, cfg config.Config, d store.Driver) ([]string, error) {
+	if s := rpc.ParseSecrets(cfg.ClusterSecret); len(s) > 0 {
+		return s, nil
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, errs.Wrap(errs.CodeInternal, err, "generating the cluster secret")
+	}
+	s, err := d.EnsureClusterSecret(ctx, hex.EncodeToString(b))
+	if err != nil {
+		return nil, fmt.Errorf("voltro: reading the cluster secret from the %s store: %w", d.Dialect(), err)
+	}
+	if s == "" {
+		return nil, errs.New(errs.CodeInvalidConfig, "the cluster secret stored in the database is empty")
+	}
+	return []string{s}, nil
 }
 
 // sharedSQL reports whether a dialect's store is shared between processes.
@@ -282,16 +310,19 @@ func (e *Engine) listenRPC() error {
 	if err != nil {
 		return errs.Wrap(errs.CodeUnavailable, err, fmt.Sprintf("workflow runner cannot listen on %s (VOLTRO_WORKFLOW_RUNNER_PORT)", addr))
 	}
-	srv := rpc.NewServer(e.cfg.ClusterSecret, rpc.Handlers{
+	srv := rpc.NewServer(rpc.Handlers{
 		Wake:     e.onRPCWake,
 		Reply:    e.onRPCReply,
 		Volatile: e.onRPCVolatile,
-	}, e.log, func() {
-		e.mu.Lock()
-		e.refused++
-		e.mu.Unlock()
+	}, rpc.ServerOptions{
+		Self: e.address, Secrets: e.secrets, MaxBody: e.cfg.RPCMaxBody, Logger: e.log,
+		Refused: func() {
+			e.mu.Lock()
+			e.refused++
+			e.mu.Unlock()
+		},
 	})
-	e.rpcServer = &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	e.rpcServer = srv.HTTPServer()
 	go func() { _ = e.rpcServer.Serve(ln) }()
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/rpc"
 )
 
 // Paths of the inspect server.
@@ -57,7 +58,7 @@ func (e *Engine) listenInspect() error {
 	for _, f := range e.extraMux {
 		f(mux)
 	}
-	e.httpServer = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	e.httpServer = rpc.Bounded(mux, e.cfg.RPCMaxBody, rpc.DefaultPerPeer, 0, e.log)
 	go func() { _ = e.httpServer.Serve(ln) }()
 	e.log.Info("inspect endpoint listening", "addr", ln.Addr().String(), "paths", []string{PathInspect, PathLive, PathReady, PathClusterHealth})
 	return nil

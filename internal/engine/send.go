@@ -21,6 +21,11 @@ type EntityOptions struct {
 	Group       string // shard group; default the first configured group
 	MaxAttempts int
 	Backoff     func(attempt int) time.Duration
+	// StoreOnly: every message of the type must come from the store; a
+	// volatile message (local or from a peer) is refused. Workflows are
+	// StoreOnly: their timers, signals and child results are truth only
+	// when they are rows.
+	StoreOnly bool
 }
 
 // Register adds an entity type. It may be called before or after Start;
@@ -43,7 +48,7 @@ func (e *Engine) Register(entityType string, h delivery.Handler, o EntityOptions
 	e.mu.Lock()
 	e.groups[entityType] = group
 	e.mu.Unlock()
-	e.deliv.Register(entityType, e.tel.WrapHandler(entityType, h), delivery.TypeOptions{MaxAttempts: o.MaxAttempts, Backoff: o.Backoff})
+	e.deliv.Register(entityType, e.tel.WrapHandler(entityType, h), delivery.TypeOptions{MaxAttempts: o.MaxAttempts, Backoff: o.Backoff, StoreOnly: o.StoreOnly})
 	e.runner.TypesChanged()
 	return nil
 }
@@ -305,7 +310,21 @@ func (e *Engine) onRPCWake(shards []string) {
 
 func (e *Engine) onRPCReply(id int64) { e.notify(id, store.Reply{}) }
 
+// onRPCVolatile runs a volatile message from a peer only for an entity
+// whose shard this runner holds now, named by the shard it hashes to, and
+// of a type that takes volatile messages (a workflow's timers, signals and
+// child results live in the store and are never taken from a peer).
 func (e *Engine) onRPCVolatile(ctx context.Context, req rpc.VolatileRequest) ([]byte, error) {
+	if !e.deliv.HasType(req.EntityType) {
+		return nil, errs.New(errs.CodeUnregistered, "entity type %q is not registered on this runner", req.EntityType)
+	}
+	if want := e.ShardOf(req.EntityType, req.EntityID, ""); want != req.Shard {
+		e.log.Warn("runner rpc: refused a volatile message naming the wrong shard", "entity_type", req.EntityType, "entity_id", req.EntityID, "shard", req.Shard, "hashes_to", want)
+		return nil, errs.New(errs.CodeNotOwner, "entity %s/%s is on shard %s, not %s", req.EntityType, req.EntityID, want, req.Shard)
+	}
+	if e.deliv.Epoch(req.Shard) == 0 {
+		return nil, errs.New(errs.CodeNotOwner, "this runner does not hold shard %s", req.Shard)
+	}
 	return e.deliv.Volatile(ctx, store.Message{Shard: req.Shard, EntityType: req.EntityType, EntityID: req.EntityID, Tag: req.Tag, Payload: req.Payload, Headers: req.Headers})
 }
 

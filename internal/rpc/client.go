@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/voltro/voltro/internal/errs"
@@ -22,9 +21,12 @@ type Client struct {
 	http   *http.Client
 }
 
-// NewClient builds a client identifying itself as from.
+// NewClient builds a client identifying itself as from, signing with
+// secret (the first of a rotation list; see ParseSecrets).
 func NewClient(secret, from string) *Client {
-	tr := &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 90 * time.Second}
+	// Idle connections close before the server's IdleTimeout would close
+	// them under a request.
+	tr := &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: DefaultIdleTimeout / 2}
 	return &Client{secret: []byte(secret), from: from, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 }
 
@@ -40,10 +42,7 @@ func (c *Client) call(ctx context.Context, addr, path string, in, out any) error
 	if err != nil {
 		return err
 	}
-	ts := time.Now().UnixMilli()
-	req.Header.Set(headerTime, strconv.FormatInt(ts, 10))
-	req.Header.Set(headerSig, sign(c.secret, http.MethodPost, path, ts, body))
-	req.Header.Set(headerFrom, c.from)
+	setHeaders(req.Header, c.secret, http.MethodPost, path, c.from, addr, body, time.Now())
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -52,7 +51,7 @@ func (c *Client) call(ctx context.Context, addr, path string, in, out any) error
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	switch {
-	case resp.StatusCode == http.StatusUnauthorized:
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return errs.New(errs.CodeUnauthenticated, "runner %s refused the call: %s", addr, bytes.TrimSpace(data))
 	case resp.StatusCode >= 300:
 		return errs.New(errs.CodeUnavailable, "runner %s: %s: %s", addr, resp.Status, bytes.TrimSpace(data))

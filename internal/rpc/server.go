@@ -1,13 +1,19 @@
 package rpc
 
-// The server side: an http.Handler for the runner port.
+// The server side: an http.Handler for the runner port, and the
+// http.Server that bounds it.
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/voltro/voltro/internal/errs"
@@ -19,6 +25,21 @@ const (
 	PathReply    = "/_voltro/rpc/reply"
 	PathVolatile = "/_voltro/rpc/volatile"
 	PathPing     = "/_voltro/rpc/ping"
+)
+
+// Defaults of ServerOptions.
+const (
+	DefaultMaxBody           = 1 << 20
+	DefaultPerPeer           = 64
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 15 * time.Second
+	// DefaultWriteTimeout covers a volatile handler (the client gives up
+	// after 30 s) and writing its reply.
+	DefaultWriteTimeout = 40 * time.Second
+	DefaultIdleTimeout  = 60 * time.Second
+	// maxNonces bounds the replay cache; only correctly signed calls are
+	// remembered, so reaching it means a peer floods with valid calls.
+	maxNonces = 1 << 20
 )
 
 // WakeRequest asks the owner to read some shards now.
@@ -47,61 +68,164 @@ type VolatileResponse struct {
 	Error   json.RawMessage `json:"error,omitempty"`
 }
 
-// Handlers is what the engine serves.
+// Handlers is what the engine serves. A wake or a reply push only makes the
+// receiver re-read the store; a volatile message runs a handler and the
+// engine decides which (never a workflow's).
 type Handlers struct {
 	Wake     func(shards []string)
 	Reply    func(requestID int64)
 	Volatile func(ctx context.Context, req VolatileRequest) ([]byte, error)
 }
 
-// Server verifies and dispatches runner RPC.
-type Server struct {
-	secret  []byte
-	h       Handlers
-	log     *slog.Logger
-	refused func()
+// ServerOptions configure a Server and its http.Server.
+type ServerOptions struct {
+	// Self is this runner's advertised address; calls signed for another
+	// target are refused.
+	Self string
+	// Secrets verify signatures (any of them); see ParseSecrets.
+	Secrets []string
+	// MaxBody caps a request body (default DefaultMaxBody).
+	MaxBody int64
+	// PerPeer caps concurrent requests from one remote IP (default
+	// DefaultPerPeer); more are answered 429 without reading them.
+	PerPeer int
+	// Timeouts of the http.Server (defaults above).
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// Refused, if not nil, counts refusals.
+	Refused func()
+	Logger  *slog.Logger
 }
 
-// NewServer builds the handler. refused, if not nil, counts refusals.
-func NewServer(secret string, h Handlers, log *slog.Logger, refused func()) *Server {
-	if refused == nil {
-		refused = func() {}
+// Server verifies and dispatches runner RPC.
+type Server struct {
+	o       ServerOptions
+	secrets [][]byte
+	h       Handlers
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	nonces map[string]int64 // nonce -> unix ms after which it may be forgotten
+	pruned int64
+	peers  map[string]int // remote IP -> requests in flight
+}
+
+// NewServer builds the handler.
+func NewServer(h Handlers, o ServerOptions) *Server {
+	if o.Refused == nil {
+		o.Refused = func() {}
 	}
-	return &Server{secret: []byte(secret), h: h, log: log, refused: refused}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.PerPeer <= 0 {
+		o.PerPeer = DefaultPerPeer
+	}
+	s := &Server{o: o, h: h, log: o.Logger, nonces: map[string]int64{}, peers: map[string]int{}}
+	for _, k := range o.Secrets {
+		s.secrets = append(s.secrets, []byte(k))
+	}
+	return s
+}
+
+// HTTPServer is the bounded http.Server for the handler: every timeout set,
+// headers capped.
+func (s *Server) HTTPServer() *http.Server {
+	d := func(v, def time.Duration) time.Duration {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	return &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: d(s.o.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+		ReadTimeout:       d(s.o.ReadTimeout, DefaultReadTimeout),
+		WriteTimeout:      d(s.o.WriteTimeout, DefaultWriteTimeout),
+		IdleTimeout:       d(s.o.IdleTimeout, DefaultIdleTimeout),
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+}
+
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, reason string) {
+	s.o.Refused()
+	s.log.Warn("runner rpc: refused a call", "reason", reason, "path", r.URL.Path, "remote", r.RemoteAddr, "from", strconvQuote(r.Header.Get(headerFrom)))
+	// The body is not read: do not keep the connection for another call.
+	w.Header().Set("Connection", "close")
+	http.Error(w, "voltro runner rpc: "+reason, code)
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	peer, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
+		peer = r.RemoteAddr
+	}
+	if !s.enter(peer) {
+		w.Header().Set("Retry-After", "1")
+		s.refuse(w, r, http.StatusTooManyRequests, "too many concurrent calls from "+peer)
+		return
+	}
+	defer s.leave(peer)
+
+	if r.Method != http.MethodPost {
+		s.refuse(w, r, http.StatusMethodNotAllowed, "runner rpc takes POST")
+		return
+	}
+	now := time.Now()
+	p, reason := verifyHeaders(s.secrets, s.o.Self, r, now)
+	if reason != "" {
+		s.refuse(w, r, http.StatusUnauthorized, reason)
+		return
+	}
+	if !s.fresh(p.nonce, now) {
+		s.refuse(w, r, http.StatusUnauthorized, "replayed call (nonce seen before)")
+		return
+	}
+	if r.ContentLength > s.o.MaxBody {
+		s.refuse(w, r, http.StatusRequestEntityTooLarge, "body of "+strconv.FormatInt(r.ContentLength, 10)+" bytes exceeds VOLTRO_RPC_MAX_BODY="+strconv.FormatInt(s.o.MaxBody, 10))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			s.refuse(w, r, http.StatusRequestEntityTooLarge, "body exceeds VOLTRO_RPC_MAX_BODY="+strconv.FormatInt(s.o.MaxBody, 10))
+			return
+		}
 		http.Error(w, "read body", http.StatusBadRequest)
 		return
 	}
-	if ok, reason := verify(s.secret, r, body, time.Now()); !ok {
-		s.refused()
-		s.log.Warn("runner rpc: refused an unauthenticated call", "reason", reason, "path", r.URL.Path, "remote", r.RemoteAddr, "from", r.Header.Get(headerFrom))
-		http.Error(w, "voltro runner rpc: "+reason, http.StatusUnauthorized)
+	if subtle.ConstantTimeCompare([]byte(bodyDigest(body)), []byte(p.digest)) != 1 {
+		s.refuse(w, r, http.StatusUnauthorized, "body does not match its signed digest")
 		return
 	}
+	s.dispatch(w, r, body)
+}
+
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, body []byte) {
 	switch r.URL.Path {
 	case PathPing:
 		w.WriteHeader(http.StatusNoContent)
 	case PathWake:
-		req, ok := decode[WakeRequest](w, body, "wake request")
-		if !ok {
+		req, err := DecodeWake(body)
+		if !ok(w, err) {
 			return
 		}
 		s.h.Wake(req.Shards)
 		w.WriteHeader(http.StatusNoContent)
 	case PathReply:
-		req, ok := decode[ReplyPush](w, body, "reply push")
-		if !ok {
+		req, err := DecodeReply(body)
+		if !ok(w, err) {
 			return
 		}
 		s.h.Reply(req.RequestID)
 		w.WriteHeader(http.StatusNoContent)
 	case PathVolatile:
-		req, ok := decode[VolatileRequest](w, body, "volatile request")
-		if !ok {
+		req, err := DecodeVolatile(body)
+		if !ok(w, err) {
 			return
 		}
 		payload, err := s.h.Volatile(r.Context(), req)
@@ -116,12 +240,75 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// decode reads a request body, answering 400 when it is not one.
-func decode[T any](w http.ResponseWriter, body []byte, what string) (T, bool) {
-	var req T
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, "bad "+what+": "+err.Error(), http.StatusBadRequest)
-		return req, false
+// enter admits one more request from peer unless it has PerPeer in flight.
+func (s *Server) enter(peer string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.peers[peer] >= s.o.PerPeer {
+		return false
 	}
-	return req, true
+	s.peers[peer]++
+	return true
+}
+
+func (s *Server) leave(peer string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.peers[peer]--; s.peers[peer] <= 0 {
+		delete(s.peers, peer)
+	}
+}
+
+// fresh records nonce and reports whether it was new. Nonces are kept for
+// twice the skew window: a call is accepted at most MaxSkew after (or
+// before) its timestamp, so a replay is always caught.
+func (s *Server) fresh(nonce string, now time.Time) bool {
+	ms := now.UnixMilli()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ms-s.pruned > 1000 || len(s.nonces) >= maxNonces {
+		for n, exp := range s.nonces {
+			if exp < ms {
+				delete(s.nonces, n)
+			}
+		}
+		s.pruned = ms
+	}
+	if _, seen := s.nonces[nonce]; seen || len(s.nonces) >= maxNonces {
+		return false
+	}
+	s.nonces[nonce] = ms + 2*MaxSkew.Milliseconds()
+	return true
+}
+
+func ok(w http.ResponseWriter, err error) bool {
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return false
+	}
+	return true
+}
+
+// Bounded wraps h (the inspect/admin server) in the limits of the runner
+// port: a body cap and PerPeer concurrent requests per remote IP, and
+// returns an http.Server with every timeout set. writeTimeout bounds a
+// whole response (0: DefaultWriteTimeout).
+func Bounded(h http.Handler, maxBody int64, perPeer int, writeTimeout time.Duration, log *slog.Logger) *http.Server {
+	s := NewServer(Handlers{}, ServerOptions{MaxBody: maxBody, PerPeer: perPeer, WriteTimeout: writeTimeout, Logger: log})
+	srv := s.HTTPServer()
+	srv.Handler = http.MaxBytesHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		peer, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			peer = r.RemoteAddr
+		}
+		if !s.enter(peer) {
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Connection", "close")
+			http.Error(w, "too many concurrent requests from "+peer, http.StatusTooManyRequests)
+			return
+		}
+		defer s.leave(peer)
+		h.ServeHTTP(w, r)
+	}), s.o.MaxBody)
+	return srv
 }

@@ -110,7 +110,7 @@ func (w *Engine) RegisterTyped(name string, fn Func, inputSchema json.RawMessage
 	if inputSchema != nil {
 		w.e.PublishInputSchema(EntityPrefix+name, inputSchema)
 	}
-	return w.e.Register(EntityPrefix+name, w.handle(d), engine.EntityOptions{MaxAttempts: 10})
+	return w.e.Register(EntityPrefix+name, w.handle(d), engine.EntityOptions{MaxAttempts: 10, StoreOnly: true})
 }
 
 // StartOptions tune a start.

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/observe"
@@ -275,7 +276,7 @@ func FormatRecord(r observe.Record, replicaWidth int, colour bool) string {
 	var b strings.Builder
 	b.WriteString(r.Time.UTC().Format("2006-01-02T15:04:05.000Z"))
 	b.WriteByte(' ')
-	lvl := fmt.Sprintf("%-5s", r.Level)
+	lvl := fmt.Sprintf("%-5s", escapeControl(r.Level))
 	if colour {
 		switch l := observe.LevelOf(r.Level); {
 		case l >= slog.LevelError:
@@ -287,7 +288,10 @@ func FormatRecord(r observe.Record, replicaWidth int, colour bool) string {
 		}
 	}
 	b.WriteString(lvl)
-	fmt.Fprintf(&b, " %-*s %s", replicaWidth, r.Replica, r.Msg)
+	// Records come from any process answering an inspect address, and their
+	// text from whoever sent a request: no control character (terminal
+	// escapes, carriage returns, bidi overrides) reaches the terminal raw.
+	fmt.Fprintf(&b, " %-*s %s", replicaWidth, escapeControl(r.Replica), escapeControl(r.Msg))
 	keys := make([]string, 0, len(r.Attrs))
 	for k := range r.Attrs {
 		keys = append(keys, k)
@@ -301,10 +305,34 @@ func FormatRecord(r observe.Record, replicaWidth int, colour bool) string {
 		if (k == "replica" || k == "replicaId") && v == r.Replica {
 			continue // the replica column says it
 		}
-		fmt.Fprintf(&b, " %s=%s", k, v)
+		fmt.Fprintf(&b, " %s=%s", escapeControl(k), v)
 	}
 	return b.String()
 }
+
+// escapeControl writes each control or invisible formatting character of s
+// (C0, DEL, C1, bidi overrides, …) as a Go escape (\x1b, \u202e).
+func escapeControl(s string) string {
+	if !hasControl(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			q := strconv.QuoteRune(r) // '\x1b'
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
+}
+
+func hasControl(s string) bool { return strings.IndexFunc(s, isControl) >= 0 }
 
 // saysAlready reports whether msg contains key=value as a word of its own
 // (value as attrText prints it, or unquoted), so the attribute would only
@@ -352,7 +380,7 @@ func attrText(v any) string {
 			s = fmt.Sprint(x)
 		}
 	}
-	if s == "" || strings.ContainsAny(s, " \t\n\"=") {
+	if s == "" || strings.ContainsAny(s, " \t\n\"=") || hasControl(s) {
 		return strconv.Quote(s)
 	}
 	return s

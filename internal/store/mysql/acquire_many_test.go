@@ -1,0 +1,18 @@
+package mysql_test
+
+import (
+	"testing"
+
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/mysql"
+	"github.com/voltro/voltro/internal/store/storetest"
+)
+
+func TestAcquireManyMariaDB(t *testing.T) {
+	var url string
+	storetest.RunAcquireMany(t, func(t *testing.T) store.Driver {
+		var s *mysql.Store
+		s, url = fresh(t, "mymany", quiet)
+		return s
+	}, storetest.Options{Reopen: func(t *testing.T) store.Driver { return open(t, url, quiet) }})
+}

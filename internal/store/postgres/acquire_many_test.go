@@ -1,0 +1,20 @@
+package postgres_test
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/storetest"
+	"github.com/voltro/voltro/internal/testdb"
+)
+
+func TestAcquireMany(t *testing.T) {
+	var n atomic.Int32
+	var last string
+	storetest.RunAcquireMany(t, func(t *testing.T) store.Driver {
+		last = testdb.Postgres(t, fmt.Sprintf("pgmany%d", n.Add(1)))
+		return open(t, last)
+	}, storetest.Options{Reopen: func(t *testing.T) store.Driver { return open(t, last) }})
+}

@@ -15,8 +15,8 @@ const secret = "S3cr3tPw"
 var badURLs = []string{
 	"mysql://root:" + secret + "@127.0.0.1:bad/db",
 	"mariadb://root:" + secret + "@[::1/db",
-	"mysql://root:" + secret + "/x@host/db",   // '/' in the password
-	"mysql://root:" + secret + "%zz@host/db",  // bad escape
+	"mysql://root:" + secret + "/x@host/db",  // '/' in the password
+	"mysql://root:" + secret + "%zz@host/db", // bad escape
 	"postgres://app:" + secret + "@host:99999999999x/db",
 	"postgres://app:" + secret + "@host/db?x=%zz",
 	"postgresql://app:" + secret + "@ho st/db",

@@ -69,6 +69,9 @@ type Deliverer struct {
 	lastErr   string
 	nextDue   time.Time // earliest future deliver_at seen by the last NextDelivery
 	stats     Stats
+	// giveBack holds claims whose outcome could not be written and whose
+	// release failed too; Beat releases them before it extends claims.
+	giveBack map[store.Fence][]int64
 }
 
 // Stats are counters since start.
@@ -270,20 +273,38 @@ func (x *Deliverer) dispatch(ctx context.Context, msgs []store.Message) {
 	}
 }
 
-func (x *Deliverer) release(ctx context.Context, f store.Fence, ids []int64) {
+func (x *Deliverer) release(ctx context.Context, f store.Fence, ids []int64) bool {
 	if len(ids) == 0 {
-		return
+		return true
 	}
 	// Releasing must happen even while shutting down.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := x.d.Release(rctx, f, ids); err != nil {
 		x.log.Warn("delivery: releasing claims failed; they expire on their own", "err", err, "count", len(ids))
-		return
+		return false
 	}
 	x.mu.Lock()
 	x.stats.Released += int64(len(ids))
 	x.mu.Unlock()
+	return true
+}
+
+// abandon gives back the claim of a message whose outcome could not be
+// written: it is released now, so it is redelivered at once. Left claimed,
+// it would be extended with every other claim of this runner on each
+// heartbeat while the runner is busy, and never expire. A release that
+// fails too is retried on the next heartbeats (see Beat).
+func (x *Deliverer) abandon(ctx context.Context, f store.Fence, id int64) {
+	if x.release(ctx, f, []int64{id}) {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.giveBack == nil {
+		x.giveBack = map[store.Fence][]int64{}
+	}
+	x.giveBack[f] = append(x.giveBack[f], id)
 }
 
 // DispatchClaimed delivers a message the sender inserted already claimed for

@@ -199,7 +199,10 @@ func (x *Deliverer) process(it item) {
 		rerr := x.d.RecordAttempt(wctx, fence, m.ID, err.Error())
 		cancel()
 		if rerr != nil {
-			x.log.Warn("delivery: recording attempt failed; giving the message up", "message", m.ID, "err", rerr)
+			x.log.Warn("delivery: recording attempt failed; releasing the claim so the message is redelivered", "message", m.ID, "err", rerr)
+			if !errors.Is(rerr, errs.ErrFenced) {
+				x.abandon(ctx, fence, m.ID)
+			}
 			return
 		}
 		x.mu.Lock()
@@ -228,7 +231,7 @@ func (x *Deliverer) complete(ctx context.Context, it item, c store.Completion) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := x.d.Complete(wctx, c); err != nil {
-		x.fenced(it, err)
+		x.fenced(ctx, it, c.Fence, err)
 		return
 	}
 	x.delivered(it, store.Reply{RequestID: it.m.ID, Payload: c.Payload, Error: c.Error, CreatedAt: time.Now()})
@@ -247,7 +250,7 @@ func (x *Deliverer) deadLetter(ctx context.Context, it item, fence store.Fence, 
 	defer cancel()
 	replyErr := errs.Encode(cause)
 	if err := x.d.DeadLetter(wctx, fence, it.m.Shard, it.m.ID, cause.Error(), replyErr); err != nil {
-		x.fenced(it, err)
+		x.fenced(ctx, it, fence, err)
 		return
 	}
 	x.log.Error("delivery: message dead-lettered", "type", it.m.EntityType, "entity", it.m.EntityID, "message", it.m.ID, "err", cause)
@@ -257,7 +260,7 @@ func (x *Deliverer) deadLetter(ctx context.Context, it item, fence store.Fence, 
 	x.opts.OnReply(it.m, store.Reply{RequestID: it.m.ID, Error: replyErr, CreatedAt: time.Now()})
 }
 
-func (x *Deliverer) fenced(it item, err error) {
+func (x *Deliverer) fenced(ctx context.Context, it item, fence store.Fence, err error) {
 	x.mu.Lock()
 	x.stats.Fenced++
 	x.mu.Unlock()
@@ -265,7 +268,8 @@ func (x *Deliverer) fenced(it item, err error) {
 		x.log.Info("delivery: outcome not written: the shard moved", "message", it.m.ID, "shard", it.m.Shard)
 		return
 	}
-	x.log.Warn("delivery: writing outcome failed; the claim will expire and the message be redelivered", "message", it.m.ID, "err", err)
+	x.log.Warn("delivery: writing outcome failed; releasing the claim so the message is redelivered", "message", it.m.ID, "err", err)
+	x.abandon(ctx, fence, it.m.ID)
 }
 
 // invoke runs the handler, turning a panic into an error. The error, which

@@ -74,7 +74,20 @@ func (x *Deliverer) DrainShard(ctx context.Context, shard string, epoch int64) {
 func (x *Deliverer) Beat(ctx context.Context) {
 	x.mu.Lock()
 	n := x.inFlight
+	back := x.giveBack
+	x.giveBack = nil
 	x.mu.Unlock()
+	// Claims given up first, so the extension below does not keep them.
+	for f, ids := range back {
+		if !x.release(ctx, f, ids) {
+			x.mu.Lock()
+			if x.giveBack == nil {
+				x.giveBack = map[store.Fence][]int64{}
+			}
+			x.giveBack[f] = append(x.giveBack[f], ids...)
+			x.mu.Unlock()
+		}
+	}
 	if n == 0 {
 		return
 	}

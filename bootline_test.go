@@ -7,18 +7,14 @@ package voltro_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func TestBootLineSaysEachThingOnce(t *testing.T) {
 	t.Setenv("VOLTRO_REGISTRY_DIR", t.TempDir())
@@ -51,23 +47,7 @@ func TestBootLineSaysEachThingOnce(t *testing.T) {
 		t.Fatalf("no boot line in:\n%s", buf.String())
 	}
 	line = regexp.MustCompile(`:\d+\b`).ReplaceAllString(line, ":PORT") + "\n"
-	path := filepath.Join("testdata", "bootline.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(line), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if line != string(want) {
-		t.Errorf("boot line differs from %s (run with -update if meant):\n--- got\n%s--- want\n%s", path, line, want)
-	}
+	golden.Check(t, "bootline.golden", []byte(line))
 	for _, k := range []string{"replica", "runner", "dialect", "cdc", "coordination", "inspect", "version"} {
 		if n := len(regexp.MustCompile(`\b`+k+`(Id)?=`).FindAllString(line, -1)); n != 1 {
 			t.Errorf("%s appears %d times in the boot line: %s", k, n, line)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/voltro/voltro/internal/golden"
 )
 
 func TestConnectRefusedSaysTheDialOnce(t *testing.T) {
@@ -27,5 +29,5 @@ func TestConnectRefusedSaysTheDialOnce(t *testing.T) {
 	if n := strings.Count(errb.String(), "dial tcp"); n != 1 {
 		t.Errorf("the dial failure is said %d times:\n%s", n, errb.String())
 	}
-	cliGolden(t, "connect_refused.golden", []byte(strings.ReplaceAll(errb.String(), port, "PORT")))
+	golden.Check(t, "connect_refused.golden", []byte(strings.ReplaceAll(errb.String(), port, "PORT")))
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/golden"
 )
 
 func TestWorkflowsListNamesTheRunnerOfARunningRun(t *testing.T) {
@@ -61,5 +62,5 @@ func TestWorkflowsListNamesTheRunnerOfARunningRun(t *testing.T) {
 	got := regexp.MustCompile(`wf_[0-9a-f]{24}`).ReplaceAllString(out.String(), "wf_XXXXXXXXXXXXXXXXXXXXXXXX")
 	// CREATED is the last column: its width moves nothing
 	got = regexp.MustCompile(`\d{4}-\d\d-\d\dT\S+`).ReplaceAllString(got, "<created>")
-	cliGolden(t, "workflows_list_running.golden", []byte(got))
+	golden.Check(t, "workflows_list_running.golden", []byte(got))
 }

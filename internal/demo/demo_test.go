@@ -8,31 +8,12 @@ package demo
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/voltro/voltro/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the rendering (run with -update if the change is meant):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 // a checkout of the module at /src/voltro
 func checkout(dir string) string {
@@ -55,7 +36,7 @@ func TestWelcomeHintsFromGoRun(t *testing.T) {
 	}
 	var b bytes.Buffer
 	PrintWelcome(&b, in.Command(), "sqlite:voltro-demo.db", "127.0.0.1:41234")
-	golden(t, "welcome_gorun.golden", b.Bytes())
+	golden.Check(t, "welcome_gorun.golden", b.Bytes())
 }
 
 func TestInvocationCommand(t *testing.T) {

@@ -5,32 +5,11 @@ package status
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/voltro/voltro/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the rendering (run with -update if the change is meant):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 func TestGoldenTable(t *testing.T) {
 	var b bytes.Buffer
@@ -40,7 +19,7 @@ func TestGoldenTable(t *testing.T) {
 	if strings.Contains(b.String(), "\033[") {
 		t.Fatal("colour codes without colour")
 	}
-	golden(t, "table.golden", b.Bytes())
+	golden.Check(t, "table.golden", b.Bytes())
 }
 
 func TestGoldenTableColour(t *testing.T) {
@@ -60,7 +39,7 @@ func TestGoldenTableColour(t *testing.T) {
 	if !strings.Contains(b.String(), ansiRed+"api-1 ") {
 		t.Fatalf("the localhost runner is not red:\n%s", b.String())
 	}
-	golden(t, "table_colour.golden", b.Bytes())
+	golden.Check(t, "table_colour.golden", b.Bytes())
 }
 
 func TestGoldenTableEmpty(t *testing.T) {
@@ -69,5 +48,5 @@ func TestGoldenTableEmpty(t *testing.T) {
 	if err := WriteTable(&b, r, false); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "table_empty.golden", b.Bytes())
+	golden.Check(t, "table_empty.golden", b.Bytes())
 }

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/voltro/voltro/internal/golden"
 )
 
 type schema = map[string]any
@@ -148,7 +150,7 @@ func TestJSONMatchesSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkJSON(t, root, b.Bytes())
-	golden(t, "report.json.golden", b.Bytes())
+	golden.Check(t, "report.json.golden", b.Bytes())
 
 	// The smallest report: no instance, no shared state.
 	b.Reset()

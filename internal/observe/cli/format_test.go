@@ -6,37 +6,17 @@ package cli_test
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/voltro/voltro/internal/golden"
 	"github.com/voltro/voltro/internal/observe"
 	"github.com/voltro/voltro/internal/observe/cli"
 	"github.com/voltro/voltro/internal/observe/obstest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the rendering (run with -update if the change is meant):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 func TestFormatRecordSaysEachAttributeOnce(t *testing.T) {
 	at := time.Date(2026, 11, 30, 13, 21, 50, 389_000_000, time.UTC)
@@ -57,7 +37,7 @@ func TestFormatRecordSaysEachAttributeOnce(t *testing.T) {
 	for _, r := range recs {
 		b.WriteString(cli.FormatRecord(r, 6, false) + "\n")
 	}
-	golden(t, "records.golden", []byte(b.String()))
+	golden.Check(t, "records.golden", []byte(b.String()))
 }
 
 // --tail N prints N lines, boot records or not; --boot puts each instance's
@@ -75,7 +55,7 @@ func TestLogsTailPrintsNLines(t *testing.T) {
 	if err := cli.Logs(ctx, o, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
-	golden(t, "tail3.golden", []byte(untimed(out.String())))
+	golden.Check(t, "tail3.golden", []byte(untimed(out.String())))
 
 	out.Reset()
 	o.Boot = true

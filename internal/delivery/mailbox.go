@@ -19,8 +19,7 @@ import (
 type mailboxKey struct{ typ, id string }
 
 type volatileCall struct {
-	done    chan volatileResult
-	payload []byte
+	done chan volatileResult
 }
 
 type volatileResult struct {

@@ -217,14 +217,6 @@ func TestRestartOnSameAddress(t *testing.T) {
 	}
 }
 
-func tail(s string, n int) string {
-	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return strings.Join(l, "\n")
-}
-
 func epochs(t *testing.T, d store.Driver) map[string]int64 {
 	locks, err := d.ShardLocks(context.Background())
 	if err != nil {

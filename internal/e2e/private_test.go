@@ -57,7 +57,7 @@ func TestSingleProcessRunnerStorage(t *testing.T) {
 	}
 	time.Sleep(400 * time.Millisecond) // mid-run
 	killed := a.kill()
-	a = startProc(t, "solo-a", env("solo-a", "0"))
+	startProc(t, "solo-a", env("solo-a", "0")) // resumes solo-a's runs; stopped by cleanup
 	d := look(t, url)
 	ws := d.(store.WorkflowStore)
 	done := func(id string) bool {

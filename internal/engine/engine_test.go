@@ -135,7 +135,7 @@ func TestRequestReplyDedupeAndErrors(t *testing.T) {
 	check(e.Register("poison", func(context.Context, store.Message) ([]byte, error) {
 		panics.Add(1)
 		var m map[string]int
-		m["x"] = 1
+		m["x"] = 1 //lint:ignore SA5000 the handler must panic
 		return nil, nil
 	}, EntityOptions{MaxAttempts: 3, Backoff: func(int) time.Duration { return 10 * time.Millisecond }}))
 	r, err = e.Request(ctx, Message{EntityType: "poison", EntityID: "p"})
@@ -271,15 +271,6 @@ func TestLateRegistrationStallRegression(t *testing.T) {
 		e.mu.Unlock()
 		return e.ClusterHealth(ctx).Healthy && e.Health(ctx).Ready
 	})
-}
-
-func hasProblem(h Health, kind, substr string) bool {
-	for _, p := range h.Problems {
-		if p.Kind == kind && strings.Contains(p.Detail, substr) {
-			return true
-		}
-	}
-	return false
 }
 
 // crash stops an engine the way SIGKILL would: loops gone, sessions gone,

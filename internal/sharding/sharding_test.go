@@ -6,7 +6,7 @@ import (
 )
 
 func TestForIsStableAndSpread(t *testing.T) {
-	if For("default", "order-1", 300) != For("default", "order-1", 300) {
+	if a, b := For("default", "order-1", 300), For("default", "order-1", 300); a != b {
 		t.Fatal("not stable")
 	}
 	// pinned: changing the hash would move every entity to another shard

@@ -53,7 +53,7 @@ type schemaInput struct {
 	Node     schemaNode         `json:"node"`
 	Skipped  chan int           `json:"-"`
 	Untagged string
-	hidden   int
+	hidden   int //lint:ignore U1000 an unexported field the schema must skip
 }
 
 func TestInputSchemaDerivation(t *testing.T) {

@@ -387,15 +387,6 @@ func (s *Store) Journal(ctx context.Context, id string) ([]store.JournalEntry, e
 	return out, s.wrap(rows.Err(), "read workflow journal")
 }
 
-// holds reports whether the lock row of shard names f.Owner at f.Epoch now.
-// Epochs only grow, so a fence that holds now held a moment ago too.
-func (s *Store) holds(ctx context.Context, shard string, f store.Fence) (bool, error) {
-	var ok bool
-	err := s.queryRowW(ctx, `SELECT `+holdsShard,
-		sql.Named("shard", shard), sql.Named("owner", f.Owner), sql.Named("epoch", f.Epoch)).Scan(&ok)
-	return ok, err
-}
-
 // runStateSQL is the fence and the run's status, for one run write.
 const runStateSQL = `SELECT ` + holdsShard + `, (SELECT status FROM voltro_workflow_executions WHERE id = @id)`
 

@@ -206,7 +206,6 @@ func testSteps(t *testing.T, newApp NewApp) {
 }
 
 var errFlaky = errors.New("flaky dependency")
-var errFatal = errors.New("card declined")
 
 func testRetries(t *testing.T, newApp NewApp) {
 	var flaky, fatal atomic.Int64

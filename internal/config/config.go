@@ -16,6 +16,7 @@ import (
 
 	"github.com/voltro/voltro/internal/dburl"
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/inspectclient"
 	"github.com/voltro/voltro/internal/registry"
 	"github.com/voltro/voltro/internal/store"
 )
@@ -62,6 +63,10 @@ type Config struct {
 	AdminToken    string
 	// Warnings are problems that did not stop boot; the engine logs them.
 	Warnings []string
+
+	// InspectTrust is where the CLI may send InspectToken: loopback,
+	// widened by VOLTRO_INSPECT_TRUSTED_HOSTS.
+	InspectTrust inspectclient.Trust
 }
 
 // RunnerAddress is host:port as advertised to other runners.
@@ -226,6 +231,14 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 		c.InspectAddr = "127.0.0.1:0"
 	}
 	c.InspectToken = env("VOLTRO_INSPECT_TOKEN")
+	// The CLI sends the token only to trusted hosts: the addresses it asks
+	// come from runner rows and registry files that any database user or
+	// local writer can fill in.
+	if v := env(inspectclient.EnvTrustedHosts); strings.TrimSpace(v) != "" {
+		if c.InspectTrust, err = inspectclient.ParseTrust(v); err != nil {
+			return c, errs.New(errs.CodeInvalidConfig, "%s=%q is not valid: %v", inspectclient.EnvTrustedHosts, v, err)
+		}
+	}
 	c.ProcessName = registry.ProcessName(env)
 	if dir, derr := registry.Dir(env); derr == nil {
 		c.RegistryDir = dir

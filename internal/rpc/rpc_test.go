@@ -333,3 +333,76 @@ func TestConnectionTimeouts(t *testing.T) {
 		t.Fatalf("the signed ping's connection closed after %v, before the idle timeout: not kept alive", el)
 	}
 }
+
+// The nonce cache is in memory: a call captured before a restart used to be
+// accepted once by the new process, inside the 30 s window. A server
+// refuses every call signed before it started; a peer whose clock is behind
+// is refused, with the skew named, only until its clock passes the start.
+func TestReplayAfterRestartRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	serve := func(ln net.Listener, rec *recorder, refused *atomic.Int64) *http.Server {
+		s := NewServer(rec.handlers(), ServerOptions{Self: addr, Secrets: []string{"s3cret-0123456789"}, Logger: quiet, Refused: func() { refused.Add(1) }})
+		hs := s.HTTPServer()
+		go func() { _ = hs.Serve(ln) }()
+		return hs
+	}
+	var before, after recorder
+	var refused atomic.Int64
+	first := serve(ln, &before, &refused)
+	body := []byte(`{"shard":"default/1","entityType":"payments","entityId":"p1","payload":"eyJhbW91bnQiOjF9"}`)
+	captured := signedRequest(t, "s3cret-0123456789", addr, addr, PathVolatile, body)
+	if code := do(t, captured); code != http.StatusOK || before.calls() != 1 {
+		t.Fatalf("the original call: %d, %d calls", code, before.calls())
+	}
+	_ = first.Close()
+
+	// The restart: a new process, the same address and secret, an empty
+	// nonce cache. (A real restart takes far longer than these 5 ms.)
+	time.Sleep(5 * time.Millisecond)
+	var ln2 net.Listener
+	for i := 0; ; i++ {
+		if ln2, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		if i == 50 {
+			t.Fatalf("listening again on %s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	second := serve(ln2, &after, &refused)
+	t.Cleanup(func() { _ = second.Close() })
+	restarted := time.Now()
+
+	replay, _ := http.NewRequest(http.MethodPost, captured.URL.String(), bytes.NewReader(body))
+	replay.Header = captured.Header.Clone()
+	resp, err := http.DefaultClient.Do(replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(msg), "before this runner started") {
+		t.Fatalf("the replay after the restart: %d %s", resp.StatusCode, msg)
+	}
+	if after.calls() != 0 || refused.Load() != 1 {
+		t.Fatalf("the replay ran (%d calls) or was not counted (%d)", after.calls(), refused.Load())
+	}
+
+	// A peer 2 s behind: refused, and its caller is told why.
+	skewed := signedRequest(t, "s3cret-0123456789", addr, addr, PathWake, []byte(`{"shards":["a"]}`))
+	setHeaders(skewed.Header, []byte("s3cret-0123456789"), http.MethodPost, PathWake, "me:1", addr, []byte(`{"shards":["a"]}`), restarted.Add(-2*time.Second))
+	if code := do(t, skewed); code != http.StatusServiceUnavailable {
+		t.Fatalf("a call signed 2 s before the start: %d", code)
+	}
+	c := NewClient("s3cret-0123456789", "me:1")
+	if err := c.Ping(context.Background(), addr); err != nil {
+		t.Fatalf("a fresh call after the restart: %v", err)
+	}
+	if _, err := c.Volatile(context.Background(), addr, vol("x")); err != nil || after.calls() != 1 {
+		t.Fatalf("a fresh volatile after the restart: %v (%d calls)", err, after.calls())
+	}
+}

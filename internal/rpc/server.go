@@ -8,6 +8,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -102,6 +103,10 @@ type Server struct {
 	secrets [][]byte
 	h       Handlers
 	log     *slog.Logger
+	// started: a call signed before it is refused. The nonce cache is in
+	// memory, so this is what keeps a call captured before a restart from
+	// being replayed after it.
+	started time.Time
 
 	mu     sync.Mutex
 	nonces map[string]int64 // nonce -> unix ms after which it may be forgotten
@@ -123,7 +128,7 @@ func NewServer(h Handlers, o ServerOptions) *Server {
 	if o.PerPeer <= 0 {
 		o.PerPeer = DefaultPerPeer
 	}
-	s := &Server{o: o, h: h, log: o.Logger, nonces: map[string]int64{}, peers: map[string]int{}}
+	s := &Server{o: o, h: h, log: o.Logger, started: time.Now(), nonces: map[string]int64{}, peers: map[string]int{}}
 	for _, k := range o.Secrets {
 		s.secrets = append(s.secrets, []byte(k))
 	}
@@ -178,6 +183,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p, reason := verifyHeaders(s.secrets, s.o.Self, r, now)
 	if reason != "" {
 		s.refuse(w, r, http.StatusUnauthorized, reason)
+		return
+	}
+	if p.ts < s.started.UnixMilli() {
+		// A replay of a call captured before this process started (its
+		// nonce is not in this process's cache), or a peer whose clock is
+		// behind ours: refused for at most that skew after a start. At
+		// millisecond resolution, as signed: a process does not restart
+		// within the millisecond of a call it answered.
+		w.Header().Set("Retry-After", "1")
+		s.refuse(w, r, http.StatusServiceUnavailable, fmt.Sprintf("call signed %s before this runner started (a replay from before a restart, or the caller's clock is behind)", s.started.Sub(time.UnixMilli(p.ts)).Round(time.Millisecond)))
 		return
 	}
 	if !s.fresh(p.nonce, now) {

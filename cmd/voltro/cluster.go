@@ -44,7 +44,7 @@ func runCluster(ctx context.Context, args []string, env func(string) string, std
 		return err
 	}
 	o := status.Options{
-		RegistryDir: dir, Heartbeat: cfg.Heartbeat, InspectToken: cfg.InspectToken, Process: *process,
+		RegistryDir: dir, Heartbeat: cfg.Heartbeat, InspectToken: cfg.InspectToken, InspectTrust: cfg.InspectTrust, Process: *process,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if env("DB_URL") != "" {

@@ -39,7 +39,7 @@ func runLogs(ctx context.Context, args []string, env func(string) string, stdout
 	}
 	o := cli.LogsOptions{
 		RegistryDir: dir, Process: *process, Tail: *tail, Boot: *boot, Level: *level, Format: *format,
-		Colour: colour(stdout, env), InspectToken: cfg.InspectToken,
+		Colour: colour(stdout, env), InspectToken: cfg.InspectToken, InspectTrust: cfg.InspectTrust,
 	}
 	if env("DB_URL") != "" {
 		d, cfg, err := openStore(ctx, env, "")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/inspectclient"
 	"github.com/voltro/voltro/internal/registry"
 	"github.com/voltro/voltro/internal/store"
 )
@@ -31,8 +32,13 @@ type Options struct {
 	// Heartbeat is VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT; three of them
 	// without a heartbeat make an instance stale.
 	Heartbeat time.Duration
-	// InspectToken is sent as a bearer token (VOLTRO_INSPECT_TOKEN).
+	// InspectToken is sent as a bearer token (VOLTRO_INSPECT_TOKEN) to the
+	// inspect addresses InspectTrust allows; the others are asked without
+	// it, and their rows say so (TokenWithheld).
 	InspectToken string
+	// InspectTrust: the zero value trusts loopback only
+	// (config.Config.InspectTrust, VOLTRO_INSPECT_TRUSTED_HOSTS).
+	InspectTrust inspectclient.Trust
 	// Process keeps only instances of this process name or replica id.
 	Process string
 	// HTTP asks the instances; nil uses a plain client.
@@ -47,9 +53,6 @@ type Options struct {
 // are reported inside it. The registry entries read are returned so the
 // caller can prune the stale ones after showing them.
 func Collect(ctx context.Context, o Options) (*Report, []registry.Listed, error) {
-	if o.HTTP == nil {
-		o.HTTP = &http.Client{}
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -125,6 +128,7 @@ func Collect(ctx context.Context, o Options) (*Report, []registry.Listed, error)
 // ask fetches every instance's inspect document in parallel and builds
 // the rows, ordered by process, replica and runner address.
 func ask(ctx context.Context, o Options, found []registry.Instance, ledger func(string) int) []Instance {
+	client := inspectclient.New(o.HTTP, o.InspectToken, o.InspectTrust)
 	rows := make([]Instance, len(found))
 	var wg sync.WaitGroup
 	for i, in := range found {
@@ -132,13 +136,15 @@ func ask(ctx context.Context, o Options, found []registry.Instance, ledger func(
 		go func() {
 			defer wg.Done()
 			var doc engine.InspectDoc
+			var withheld string
 			var err error
 			if in.Stale && in.Source == registry.SourceRegistry {
 				err = fmt.Errorf("not asked: %s", in.StaleReason)
 			} else {
-				doc, err = fetchInspect(ctx, o.HTTP, in.InspectAddr, o.InspectToken)
+				doc, withheld, err = fetchInspect(ctx, client, in.InspectAddr)
 			}
 			rows[i] = row(in, doc, err, ledger(in.RunnerAddress), 3*o.Heartbeat)
+			rows[i].TokenWithheld = withheld
 		}()
 	}
 	wg.Wait()

@@ -4,7 +4,8 @@ package status
 // localhost, stale and unreachable, not ready, MariaDB with a binlog
 // server_id, inline-only, a dead row whose inspect address another instance
 // answers, two instances sharing one POD_NAME, a change feed that fell back
-// to inline emit) and a full footer.
+// to inline emit, an instance the inspect token was withheld from) and a
+// full footer.
 
 import "time"
 
@@ -90,6 +91,15 @@ func fixtureReport() *Report {
 				CDCProblem:  "fell back to inline emit: replication user cannot connect: Error 1045 (28000): Access denied for user 'repl'@'10.1.2.13' (using password: YES)",
 				OwnedShards: 75, OwnedShardsSource: "inspect", Ready: ptr(true), Problems: []Problem{},
 				HeartbeatAgeSeconds: ptr(2.0), Reachable: true, EntityTypes: []string{"mail"}, Version: "0.1.0", Source: "runners",
+			},
+			{
+				ReplicaID: "api-5", Process: "api", ProcessSource: "meta", PID: 4201,
+				RunnerAddress: "10.1.3.4:34000", InspectAddress: "10.1.3.4:9090", Dialect: "postgres",
+				Tier: "full", OwnedShards: 0, OwnedShardsSource: "ledger", Problems: []Problem{},
+				HeartbeatAgeSeconds: ptr(0.6),
+				UnreachableReason:   "GET http://10.1.3.4:9090/_voltro/inspect/cluster: 401: the instance wants the inspect token, which was withheld from this host (token withheld)",
+				TokenWithheld:       "10.1.3.4 is not a trusted inspect host; set VOLTRO_INSPECT_TRUSTED_HOSTS (networks such as 10.0.0.0/8, or host names, comma-separated) to send VOLTRO_INSPECT_TOKEN there",
+				EntityTypes:         []string{"cart", "order"}, Version: "0.1.0", Source: "runners",
 			},
 		},
 		Duplicates: []Duplicate{

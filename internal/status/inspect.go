@@ -12,49 +12,47 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/inspectclient"
 )
 
 // InspectTimeout bounds one instance's answer.
 const InspectTimeout = time.Second
 
 // fetchInspect GETs the inspect document of the instance at addr. The
-// error says why the instance is unreachable.
-func fetchInspect(ctx context.Context, client *http.Client, addr, token string) (engine.InspectDoc, error) {
-	var doc engine.InspectDoc
+// error says why the instance is unreachable; withheld, when not "", why
+// the inspect token was not sent (addr's host is not trusted).
+func fetchInspect(ctx context.Context, client *inspectclient.Client, addr string) (doc engine.InspectDoc, withheld string, err error) {
 	if addr == "" {
-		return doc, fmt.Errorf("no inspect address published")
+		return doc, "", fmt.Errorf("no inspect address published")
 	}
 	ctx, cancel := context.WithTimeout(ctx, InspectTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+engine.PathInspect, nil)
-	if err != nil {
-		return doc, fmt.Errorf("inspect request to %s: %w", addr, err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := client.Do(req)
+	target := "http://" + addr + engine.PathInspect
+	resp, withheld, err := client.Get(ctx, addr, engine.PathInspect)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // it repeats the method and URL
 		}
-		return doc, fmt.Errorf("GET %s: %w", req.URL, err)
+		return doc, withheld, fmt.Errorf("GET %s: %w", target, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return doc, fmt.Errorf("GET %s: reading the answer: %w", req.URL, err)
+		return doc, withheld, fmt.Errorf("GET %s: reading the answer: %w", target, err)
 	}
 	switch resp.StatusCode {
 	case http.StatusOK:
 	case http.StatusUnauthorized:
-		return doc, fmt.Errorf("GET %s: 401: set VOLTRO_INSPECT_TOKEN to the instances' token", req.URL)
+		if withheld != "" {
+			return doc, withheld, fmt.Errorf("GET %s: 401: the instance wants the inspect token, which was withheld from this host (token withheld)", target)
+		}
+		return doc, withheld, fmt.Errorf("GET %s: 401: set VOLTRO_INSPECT_TOKEN to the instances' token", target)
 	default:
-		return doc, fmt.Errorf("GET %s: HTTP %d", req.URL, resp.StatusCode)
+		return doc, withheld, fmt.Errorf("GET %s: HTTP %d", target, resp.StatusCode)
 	}
 	if err := json.Unmarshal(body, &doc); err != nil {
-		return doc, fmt.Errorf("GET %s: not an inspect document: %w", req.URL, err)
+		return doc, withheld, fmt.Errorf("GET %s: not an inspect document: %w", target, err)
 	}
-	return doc, nil
+	return doc, withheld, nil
 }

@@ -78,6 +78,11 @@ type Instance struct {
 	// address when it was not this row's (another replica or runner
 	// address); its answer is not used. Null otherwise.
 	AnsweredBy *Identity `json:"answeredBy"`
+	// TokenWithheld says why VOLTRO_INSPECT_TOKEN was not sent to the
+	// instance's inspect address (its host is not a trusted inspect host:
+	// loopback, or VOLTRO_INSPECT_TRUSTED_HOSTS); the instance was asked
+	// without it. "" when the token was sent, or none is set.
+	TokenWithheld string `json:"tokenWithheld"`
 	// Duplicate: the instance shares its replica id or binlog server_id
 	// with another live instance (Report.Duplicates says which).
 	Duplicate bool `json:"duplicate"`

@@ -132,6 +132,9 @@ func marks(in Instance) []string {
 	if in.AnsweredBy != nil {
 		m = append(m, "OTHER-INSTANCE")
 	}
+	if in.TokenWithheld != "" {
+		m = append(m, "TOKEN-WITHHELD")
+	}
 	if in.Stale {
 		m = append(m, "STALE")
 	}
@@ -172,6 +175,9 @@ func writeAttention(p *painter, ins []Instance) {
 		}
 		if !in.Reachable && !(in.Stale && in.Source == "registry") { // a gone process: STALE says it
 			lines = append(lines, [2]string{ansiYellow, fmt.Sprintf("  ! %s UNREACHABLE: %s", who, in.UnreachableReason)})
+		}
+		if in.TokenWithheld != "" {
+			lines = append(lines, [2]string{ansiYellow, fmt.Sprintf("  ! %s TOKEN WITHHELD: %s", who, in.TokenWithheld)})
 		}
 		for _, pr := range in.Problems {
 			lines = append(lines, [2]string{"", fmt.Sprintf("  ! %s NOT READY: %s: %s", who, pr.Kind, pr.Detail)})

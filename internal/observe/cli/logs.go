@@ -23,6 +23,7 @@ import (
 	"unicode"
 
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/inspectclient"
 	"github.com/voltro/voltro/internal/observe"
 	"github.com/voltro/voltro/internal/observe/serve"
 	"github.com/voltro/voltro/internal/registry"
@@ -53,8 +54,13 @@ type LogsOptions struct {
 	Format string
 	// Colour marks levels with terminal colours (text only).
 	Colour bool
-	// InspectToken is sent as a bearer token (VOLTRO_INSPECT_TOKEN).
+	// InspectToken is sent as a bearer token (VOLTRO_INSPECT_TOKEN) to the
+	// inspect addresses InspectTrust allows; the others are asked without
+	// it, and stderr says so.
 	InspectToken string
+	// InspectTrust: the zero value trusts loopback only
+	// (config.Config.InspectTrust, VOLTRO_INSPECT_TRUSTED_HOSTS).
+	InspectTrust inspectclient.Trust
 	// HTTP asks the instances; nil uses a client with a 5 s timeout.
 	HTTP *http.Client
 }
@@ -172,24 +178,31 @@ func Logs(ctx context.Context, o LogsOptions, stdout, stderr io.Writer) error {
 		}
 		return errs.New(errs.CodeNotFound, "%s (instances publish their inspect address in the runners table, or in the registry directory for single-process stores)", what)
 	}
+	client := inspectclient.New(o.HTTP, o.InspectToken, o.InspectTrust)
 	lists := make([][]observe.Record, len(targets))
+	withheld := make([]string, len(targets))
 	fails := make([]error, len(targets))
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			lists[i], fails[i] = fetchLogs(ctx, o.HTTP, t, o.Tail, o.Boot, level, o.InspectToken)
+			lists[i], withheld[i], fails[i] = fetchLogs(ctx, client, t, o.Tail, o.Boot, level)
 		}()
 	}
 	wg.Wait()
 	asked := 0
 	for i, err := range fails {
+		t := targets[i]
 		if err != nil {
-			fmt.Fprintf(stderr, "voltro logs: %s (%s) at %s: %v\n", targets[i].ReplicaID, targets[i].Process, targets[i].InspectAddr, err)
-			continue
+			fmt.Fprintf(stderr, "voltro logs: %s (%s) at %s: %v\n", t.ReplicaID, t.Process, t.InspectAddr, err)
 		}
-		asked++
+		if withheld[i] != "" {
+			fmt.Fprintf(stderr, "voltro logs: %s (%s) at %s: token withheld: %s\n", t.ReplicaID, t.Process, t.InspectAddr, withheld[i])
+		}
+		if err == nil {
+			asked++
+		}
 	}
 	if asked == 0 {
 		return errs.New(errs.CodeUnavailable, "none of the %d instance(s) found answered", len(targets))
@@ -217,39 +230,35 @@ func Logs(ctx context.Context, o LogsOptions, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// fetchLogs asks one instance for its ring. An answer from another instance
-// than t (another replica id or runner address: it took over t's inspect
-// address) is refused, so its records are never shown as t's.
-func fetchLogs(ctx context.Context, c *http.Client, t Target, tail int, boot bool, level slog.Level, token string) ([]observe.Record, error) {
+// fetchLogs asks one instance for its ring; withheld says why the inspect
+// token was not sent (t's host is not trusted). An answer from another
+// instance than t (another replica id or runner address: it took over t's
+// inspect address) is refused, so its records are never shown as t's.
+func fetchLogs(ctx context.Context, c *inspectclient.Client, t Target, tail int, boot bool, level slog.Level) (recs []observe.Record, withheld string, err error) {
 	q := url.Values{"tail": {strconv.Itoa(tail)}, "level": {strings.ToLower(level.String())}, "boot": {strconv.FormatBool(boot)}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+t.InspectAddr+serve.PathLogs+"?"+q.Encode(), nil)
+	resp, withheld, err := c.Get(ctx, t.InspectAddr, serve.PathLogs+"?"+q.Encode())
 	if err != nil {
-		return nil, err
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("unreachable: %w", err)
+		return nil, withheld, fmt.Errorf("unreachable: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, fmt.Errorf("reading the answer: %w", err)
+		return nil, withheld, fmt.Errorf("reading the answer: %w", err)
 	}
 	switch resp.StatusCode {
 	case http.StatusOK:
 	case http.StatusUnauthorized:
-		return nil, fmt.Errorf("refused (401): set VOLTRO_INSPECT_TOKEN to the instance's inspect token")
+		if withheld != "" {
+			return nil, withheld, fmt.Errorf("refused (401): the instance wants the inspect token, which was withheld from this host")
+		}
+		return nil, withheld, fmt.Errorf("refused (401): set VOLTRO_INSPECT_TOKEN to the instance's inspect token")
 	case http.StatusNotFound:
-		return nil, fmt.Errorf("no log endpoint (404): the instance runs a voltro without one")
+		return nil, withheld, fmt.Errorf("no log endpoint (404): the instance runs a voltro without one")
 	default:
-		return nil, fmt.Errorf("answered %s: %s", resp.Status, firstLine(string(body)))
+		return nil, withheld, fmt.Errorf("answered %s: %s", resp.Status, firstLine(string(body)))
 	}
-	var recs []observe.Record
 	if err := json.Unmarshal(body, &recs); err != nil {
-		return nil, fmt.Errorf("unreadable answer: %w", err)
+		return nil, withheld, fmt.Errorf("unreadable answer: %w", err)
 	}
 	replica, runner := resp.Header.Get(serve.HeaderReplica), resp.Header.Get(serve.HeaderRunner)
 	if replica == "" { // an instance that does not name itself: its records do
@@ -261,9 +270,9 @@ func fetchLogs(ctx context.Context, c *http.Client, t Target, tail int, boot boo
 		}
 	}
 	if (replica != "" && replica != t.ReplicaID) || (runner != "" && t.RunnerAddress != "" && runner != t.RunnerAddress) {
-		return nil, fmt.Errorf("%w: the address is answered by replica %s with runner %s (it reused this instance's inspect address); its records are not this instance's", ErrOtherInstance, replica, orDash(runner))
+		return nil, withheld, fmt.Errorf("%w: the address is answered by replica %s with runner %s (it reused this instance's inspect address); its records are not this instance's", ErrOtherInstance, replica, orDash(runner))
 	}
-	return recs, nil
+	return recs, withheld, nil
 }
 
 // ErrOtherInstance: another instance answered at a target's inspect address.

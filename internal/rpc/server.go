@@ -92,7 +92,10 @@ type ServerOptions struct {
 	PerPeer int
 	// Timeouts of the http.Server (defaults above).
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
-	// Refused, if not nil, counts refusals.
+	// TLS, when not nil, makes the port serve TLS (mutual with a CA);
+	// serve it on Listener(ln). Signatures are checked under TLS as well.
+	TLS *TLS
+	// Refused, if not nil, counts refusals (refused handshakes included).
 	Refused func()
 	Logger  *slog.Logger
 }
@@ -103,6 +106,7 @@ type Server struct {
 	secrets [][]byte
 	h       Handlers
 	log     *slog.Logger
+	hsLog   *handshakeLog
 	// started: a call signed before it is refused. The nonce cache is in
 	// memory, so this is what keeps a call captured before a restart from
 	// being replayed after it.
@@ -128,7 +132,7 @@ func NewServer(h Handlers, o ServerOptions) *Server {
 	if o.PerPeer <= 0 {
 		o.PerPeer = DefaultPerPeer
 	}
-	s := &Server{o: o, h: h, log: o.Logger, started: time.Now(), nonces: map[string]int64{}, peers: map[string]int{}}
+	s := &Server{o: o, h: h, log: o.Logger, hsLog: newHandshakeLog(o.Logger), started: time.Now(), nonces: map[string]int64{}, peers: map[string]int{}}
 	for _, k := range o.Secrets {
 		s.secrets = append(s.secrets, []byte(k))
 	}
@@ -175,6 +179,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.leave(peer)
 
+	if s.o.TLS != nil && r.TLS == nil {
+		// Served on a plain listener by mistake: never accept plain text
+		// on a port configured for TLS.
+		s.refuse(w, r, http.StatusBadRequest, "plain HTTP on a TLS runner port")
+		return
+	}
 	if r.Method != http.MethodPost {
 		s.refuse(w, r, http.StatusMethodNotAllowed, "runner rpc takes POST")
 		return

@@ -7,7 +7,14 @@
 // headers. The server checks the headers before it reads a byte of the body
 // (an unsigned or oversized call costs a header read), refuses a timestamp
 // outside ±MaxSkew, a nonce it has seen within that window, a call aimed at
-// another address, and a body that does not match the signed digest.
+// another address, and a body that does not match the signed digest. A call
+// signed before the server started is refused too: the nonce cache lives in
+// memory, and this is what keeps a call captured before a restart from
+// being replayed after it.
+//
+// With VOLTRO_RUNNER_TLS_CERT and _KEY the port serves TLS, mutual with
+// VOLTRO_RUNNER_TLS_CA (tls.go, tlsserve.go); the signature is checked
+// under TLS as well.
 //
 // Rotation: the secret setting may hold several comma-separated secrets;
 // calls are signed with the first and accepted under any of them.

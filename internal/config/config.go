@@ -18,6 +18,7 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/inspectclient"
 	"github.com/voltro/voltro/internal/registry"
+	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/store"
 )
 
@@ -56,11 +57,14 @@ type Config struct {
 	// rotation (the first signs, all verify).
 	ClusterSecret string
 	RPCMaxBody    int64 // VOLTRO_RPC_MAX_BODY: the largest runner-RPC body accepted
-	InspectAddr   string
-	InspectToken  string
-	ProcessName   string // VOLTRO_PROCESS_NAME, else the executable's base name
-	RegistryDir   string // local runtime registry; "" when none can be had
-	AdminToken    string
+	// RunnerTLS is the runner port's TLS (VOLTRO_RUNNER_TLS_*), loaded and
+	// checked; nil: the runner port speaks plain HTTP.
+	RunnerTLS    *rpc.TLS
+	InspectAddr  string
+	InspectToken string
+	ProcessName  string // VOLTRO_PROCESS_NAME, else the executable's base name
+	RegistryDir  string // local runtime registry; "" when none can be had
+	AdminToken   string
 	// Warnings are problems that did not stop boot; the engine logs them.
 	Warnings []string
 
@@ -226,6 +230,17 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 		c.RPCMaxBody = n
 	}
 
+	var tlsWarning string
+	if c.RunnerTLS, tlsWarning, err = runnerTLS(env, c); err != nil {
+		return c, err
+	}
+	if tlsWarning != "" {
+		c.Warnings = append(c.Warnings, tlsWarning)
+	}
+	if c.RunnerTLS != nil && !c.Clustered() {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s is set, but this instance listens on no runner port (%s): the setting is not used", rpc.EnvTLSCert, c.StorageReason))
+	}
+
 	c.InspectAddr = strings.TrimSpace(env("VOLTRO_INSPECT_ADDR"))
 	if c.InspectAddr == "" {
 		c.InspectAddr = "127.0.0.1:0"
@@ -257,6 +272,53 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("workflow runner advertises %s: %s; %s", c.RunnerAddress(), LocalhostEffect, LocalhostFix))
 	}
 	return c, nil
+}
+
+// runnerTLS reads VOLTRO_RUNNER_TLS_CERT, _KEY, _CA and _SERVER_NAME: none
+// (plain HTTP), CERT and KEY (TLS), or all three (mutual TLS), with an
+// optional server name. The files are loaded at boot, and this runner's
+// certificate is verified as its peers will verify it: under mutual TLS a
+// failure stops the boot (every peer would refuse every call); without a CA
+// peers use their own system roots, so it is only a warning.
+func runnerTLS(env Env, c Config) (*rpc.TLS, string, error) {
+	f := rpc.TLSFiles{
+		Cert: strings.TrimSpace(env(rpc.EnvTLSCert)), Key: strings.TrimSpace(env(rpc.EnvTLSKey)),
+		CA: strings.TrimSpace(env(rpc.EnvTLSCA)), ServerName: strings.TrimSpace(env(rpc.EnvTLSServerName)),
+	}
+	switch {
+	case f.Cert == "" && f.Key == "":
+		for _, v := range []struct{ name, val string }{{rpc.EnvTLSCA, f.CA}, {rpc.EnvTLSServerName, f.ServerName}} {
+			if v.val != "" {
+				return nil, "", errs.New(errs.CodeInvalidConfig, "%s=%q is set without %s and %s: TLS on the runner port needs this runner's own certificate and key (PEM files); set both, or unset %s", v.name, v.val, rpc.EnvTLSCert, rpc.EnvTLSKey, v.name)
+			}
+		}
+		return nil, "", nil
+	case f.Cert == "":
+		return nil, "", errs.New(errs.CodeInvalidConfig, "%s is set but %s is not: set both (the PEM certificate and its private key) or neither", rpc.EnvTLSKey, rpc.EnvTLSCert)
+	case f.Key == "":
+		return nil, "", errs.New(errs.CodeInvalidConfig, "%s is set but %s is not: set both (the PEM certificate and its private key) or neither", rpc.EnvTLSCert, rpc.EnvTLSKey)
+	}
+	if sn := f.ServerName; sn != "" && (strings.ContainsAny(sn, " \t/") || strings.Contains(sn, ":") && net.ParseIP(sn) == nil) {
+		return nil, "", errs.New(errs.CodeInvalidConfig, "%s=%q is not a host name or an IP address (no port, no scheme)", rpc.EnvTLSServerName, sn)
+	}
+	t, err := rpc.LoadTLS(f)
+	if err != nil {
+		return nil, "", err
+	}
+	if !c.Clustered() {
+		return t, "", nil
+	}
+	if err := t.Check(c.RunnerHost); err != nil {
+		if t.Mutual() {
+			return nil, "", err
+		}
+		msg := err.Error()
+		if e := (*errs.Error)(nil); errors.As(err, &e) && e.Err != nil {
+			msg = e.Message + ": " + e.Err.Error()
+		}
+		return t, msg + " (a warning: without " + rpc.EnvTLSCA + " peers verify against their own system roots)", nil
+	}
+	return t, "", nil
 }
 
 // What a loopback runner address costs and how to fix it: every surface

@@ -168,7 +168,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if e.secrets, err = clusterSecrets(ctx, cfg, d); err != nil {
 		return fail(err)
 	}
-	e.client = rpc.NewClient(e.secrets[0], e.address)
+	e.client = rpc.NewClientWith(rpc.ClientOptions{Secret: e.secrets[0], From: e.address, TLS: cfg.RunnerTLS, Logger: log})
 	e.deliv = delivery.New(d, delivery.Options{
 		Owner: e.address, PollInterval: e.pollInterval(), ClaimTTL: max(6*cfg.Heartbeat, 30*time.Second),
 		Logger: log, OnReply: e.onReply,
@@ -250,6 +250,13 @@ func (e *Engine) bootLog() {
 		"resolved", e.lockMode, "requested", e.cfg.ShardLock)
 	e.log.Info(fmt.Sprintf("workflow runner: address=%s replica=%s shards=%d groups=%v", e.address, e.cfg.ReplicaID, e.cfg.ShardCount, e.cfg.Groups),
 		"localhost_risk", e.cfg.LocalhostRisk)
+	if e.cfg.Clustered() {
+		if t := e.cfg.RunnerTLS; t != nil {
+			e.log.Info("runner port: "+t.String()+"; calls signed as well", "tls", true, "mutual", t.Mutual())
+		} else {
+			e.log.Info("runner port: plain HTTP, calls signed (set VOLTRO_RUNNER_TLS_CERT and VOLTRO_RUNNER_TLS_KEY on every instance for TLS)", "tls", false)
+		}
+	}
 }
 
 // Store is the engine's store.
@@ -315,7 +322,7 @@ func (e *Engine) listenRPC() error {
 		Reply:    e.onRPCReply,
 		Volatile: e.onRPCVolatile,
 	}, rpc.ServerOptions{
-		Self: e.address, Secrets: e.secrets, MaxBody: e.cfg.RPCMaxBody, Logger: e.log,
+		Self: e.address, Secrets: e.secrets, MaxBody: e.cfg.RPCMaxBody, TLS: e.cfg.RunnerTLS, Logger: e.log,
 		Refused: func() {
 			e.mu.Lock()
 			e.refused++
@@ -323,7 +330,7 @@ func (e *Engine) listenRPC() error {
 		},
 	})
 	e.rpcServer = srv.HTTPServer()
-	go func() { _ = e.rpcServer.Serve(ln) }()
+	go func() { _ = e.rpcServer.Serve(srv.Listener(ln)) }()
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 const benchUsage = `usage: voltro bench messages [--db URL] [--senders 8] [--duration 5s] [--sequential 1000] [--idle 20s]
        voltro bench workflows [--db URL] [--sequential 200] [--concurrent 2000] [--failover]
+                              [--retained N [--retained-db URL]]
        voltro bench cdc [flags]          (see voltro bench cdc --help)
 Every figure is printed beside the database's own single-row commit rate from the same run.`
 
@@ -70,6 +71,8 @@ func runBenchWorkflows(ctx context.Context, args []string, env func(string) stri
 	seq := fs.Int("sequential", 200, "(a) workflows run one after another")
 	conc := fs.Int("concurrent", 2000, "(b) workflows started at once")
 	failover := fs.Bool("failover", true, "(c, d) also measure SIGKILL failover and restart recovery with worker processes")
+	retained := fs.Int("retained", 0, "(b') also run (b) on a database keeping this many finished runs, alternating with the fresh one")
+	retainedDB := fs.String("retained-db", "", "the database for --retained (default: <database>_retained beside --db, created if missing)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -85,7 +88,8 @@ func runBenchWorkflows(ctx context.Context, args []string, env func(string) stri
 		return err
 	}
 	fmt.Fprintln(stderr, "measuring the database commit rate, then sequential and concurrent workflows, then failover…")
-	res, err := bench.Workflows(ctx, bench.WorkflowsConfig{DBURL: url, Env: env, Sequential: *seq, Concurrent: *conc, Failover: *failover, Executable: exe})
+	res, err := bench.Workflows(ctx, bench.WorkflowsConfig{DBURL: url, Env: env, Sequential: *seq, Concurrent: *conc, Failover: *failover, Executable: exe,
+		Retained: *retained, RetainedDB: *retainedDB})
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,12 @@ type WorkflowsConfig struct {
 	// worker processes started from Executable (the voltro binary).
 	Failover   bool
 	Executable string
+	// Retained > 0 also runs phase (b) on a database keeping that many
+	// finished runs (seeded in bulk, 8 to 38 days old), alternating with
+	// the fresh one: RetainedDB, or <database>_retained beside DBURL,
+	// created if missing and reused across runs.
+	Retained   int
+	RetainedDB string
 	Logger     *slog.Logger
 }
 
@@ -44,6 +50,7 @@ type WorkflowsResult struct {
 	FailoverNote   string
 	Restart        time.Duration // kill → completion after a fresh start
 	RestartNote    string
+	Retained       *RetainedResult
 }
 
 // Step1 etc. are the benchmark's workflow: three steps, each adds one.
@@ -107,55 +114,17 @@ func Workflows(ctx context.Context, cfg WorkflowsConfig) (WorkflowsResult, error
 	slices.Sort(lat)
 	res.SeqN, res.SeqP50, res.SeqP99 = len(lat), lat[len(lat)/2], lat[len(lat)*99/100]
 
-	// throughput: start all, then wait for all; first start → last completion
-	start := time.Now()
-	handles := make([]*voltro.Handle[int], cfg.Concurrent)
-	var wg sync.WaitGroup
-	var firstErr error
-	var once sync.Once
-	var next atomic.Int64
-	for w := 0; w < 16; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= cfg.Concurrent {
-					return
-				}
-				h, err := benchWorkflow.Start(ctx, app, i)
-				if err != nil {
-					once.Do(func() { firstErr = err })
-					return
-				}
-				handles[i] = h
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return res, firstErr
-	}
-	for i, h := range handles {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			v, err := h.Result(ctx)
-			if err == nil && v != i+3 {
-				err = fmt.Errorf("workflow returned %d for %d", v, i)
-			}
-			if err != nil {
-				once.Do(func() { firstErr = err })
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return res, firstErr
+	if res.ConcPerSecond, res.ConcElapsed, err = concurrent(ctx, app, cfg.Concurrent); err != nil {
+		return res, err
 	}
 	res.ConcN = cfg.Concurrent
-	res.ConcElapsed = time.Since(start)
-	res.ConcPerSecond = float64(cfg.Concurrent) / res.ConcElapsed.Seconds()
+	if cfg.Retained > 0 {
+		r, err := measureRetained(ctx, cfg, app, b.db, b.dialect)
+		if err != nil {
+			return res, fmt.Errorf("retained: %w", err)
+		}
+		res.Retained = &r
+	}
 
 	if cfg.Failover {
 		if err := app.Close(ctx); err != nil {
@@ -182,6 +151,58 @@ func overlay(base func(string) string, extra map[string]string) func(string) str
 	}
 }
 
+// concurrent starts n runs at once and waits for all of them: first start
+// → last completion.
+func concurrent(ctx context.Context, app *voltro.App, n int) (perSecond float64, elapsed time.Duration, err error) {
+	start := time.Now()
+	handles := make([]*voltro.Handle[int], n)
+	var wg sync.WaitGroup
+	var firstErr error
+	var once sync.Once
+	var next atomic.Int64
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				h, err := benchWorkflow.Start(ctx, app, i)
+				if err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+				handles[i] = h
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return 0, 0, firstErr
+	}
+	for i, h := range handles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := h.Result(ctx)
+			if err == nil && v != i+3 {
+				err = fmt.Errorf("workflow returned %d for %d", v, i)
+			}
+			if err != nil {
+				once.Do(func() { firstErr = err })
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return 0, 0, firstErr
+	}
+	elapsed = time.Since(start)
+	return float64(n) / elapsed.Seconds(), elapsed, nil
+}
+
 // Print writes the report.
 func (r WorkflowsResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "voltro bench workflows — dialect %s, a 3-step workflow (each step adds one)\n", r.Dialect)
@@ -189,6 +210,17 @@ func (r WorkflowsResult) Print(w io.Writer) {
 	commit := time.Duration(float64(time.Second) / r.Commit1)
 	fmt.Fprintf(w, "  (a) sequential, %d runs start → result: p50 %s, p99 %s  (p50 = %.1f single-row commits)\n", r.SeqN, r.SeqP50.Round(time.Microsecond), r.SeqP99.Round(time.Microsecond), float64(r.SeqP50)/float64(commit))
 	fmt.Fprintf(w, "  (b) %d started at once, first start → last completion: %s = %.0f workflows/s  (%.2f workflows per 8-connection commit)\n", r.ConcN, r.ConcElapsed.Round(time.Millisecond), r.ConcPerSecond, r.ConcPerSecond/r.Commit8)
+	if x := r.Retained; x != nil {
+		seeded := "already there"
+		if x.Seeded > 0 {
+			seeded = fmt.Sprintf("%d seeded in %s", x.Seeded, x.SeedTime.Round(time.Second))
+		}
+		fmt.Fprintf(w, "  (b') %d started at once on %s, keeping %d finished runs (%s), alternating with the fresh database:\n", r.ConcN, x.RetainedDB, x.N, seeded)
+		for i := range x.Fresh {
+			fmt.Fprintf(w, "       pair %d: fresh %.0f/s (%.2f × 8-conn commit), retained %.0f/s (%.2f ×)\n", i+1, x.Fresh[i], x.Fresh[i]/r.Commit8, x.Retained[i], x.Retained[i]/r.Commit8)
+		}
+		fmt.Fprintf(w, "       median retained / median fresh = %.2f\n", x.Ratio)
+	}
 	if r.Failover > 0 {
 		fmt.Fprintf(w, "  (c) SIGKILL mid-step → completed on a live instance: %s  (%s)\n", r.Failover.Round(time.Millisecond), r.FailoverNote)
 		fmt.Fprintf(w, "  (d) SIGKILL, then a fresh process → completed: %s  (%s)\n", r.Restart.Round(time.Millisecond), r.RestartNote)

@@ -1,0 +1,186 @@
+package bench
+
+// voltro bench workflows --retained N: phase (b) on a database that keeps
+// N finished runs, beside the fresh one, in alternating pairs on the same
+// server in the same run.
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/config"
+	"github.com/voltro/voltro/internal/sharding"
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/open"
+)
+
+// retainedPairs is how many fresh/retained pairs phase (b) alternates.
+const retainedPairs = 3
+
+// RetainedResult holds the figures of the retained comparison.
+type RetainedResult struct {
+	N          int           // finished runs kept in the retained database
+	Seeded     int           // of which this run seeded
+	SeedTime   time.Duration // how long seeding took
+	Fresh      []float64     // workflows/s of each pair's fresh pass
+	Retained   []float64     // … and its retained pass
+	Ratio      float64       // median retained / median fresh
+	RetainedDB string        // redacted
+}
+
+// measureRetained alternates phase (b) between fresh (the benchmark's own
+// app) and an app on the retained database, seeded first to cfg.Retained
+// finished runs that finished 8 to 38 days ago.
+func measureRetained(ctx context.Context, cfg WorkflowsConfig, fresh *voltro.App, freshDB *sql.DB, dialect string) (RetainedResult, error) {
+	r := RetainedResult{N: cfg.Retained}
+	dbURL := cfg.RetainedDB
+	if dbURL == "" {
+		var err error
+		if dbURL, err = siblingDatabase(ctx, freshDB, dialect, cfg.DBURL, "_retained"); err != nil {
+			return r, err
+		}
+	}
+	r.RetainedDB = redactURL(dbURL)
+	b, err := openBaseline(ctx, dbURL, overlay(cfg.Env, map[string]string{"POD_NAME": "bench-retained"}), cfg.Logger)
+	if err != nil {
+		return r, fmt.Errorf("retained database %s: %w", r.RetainedDB, err)
+	}
+	app := b.app
+	defer app.Close(context.WithoutCancel(ctx))
+	if err := app.Register(benchWorkflow); err != nil {
+		return r, err
+	}
+	if err := app.Start(ctx); err != nil {
+		return r, err
+	}
+	if err := waitOwned(ctx, app, 60*time.Second); err != nil {
+		return r, err
+	}
+	var have int
+	if err := b.db.QueryRowContext(ctx, `SELECT count(*) FROM voltro_workflow_executions WHERE status = 'completed'`).Scan(&have); err != nil {
+		return r, fmt.Errorf("count retained runs: %w", err)
+	}
+	if have < cfg.Retained {
+		r.Seeded = cfg.Retained - have
+		t0 := time.Now()
+		if err := seed(ctx, cfg, dbURL, r.Seeded); err != nil {
+			return r, err
+		}
+		r.SeedTime = time.Since(t0)
+		if err := analyze(ctx, b.db, dialect); err != nil {
+			return r, err
+		}
+	}
+	for i := 0; i < retainedPairs; i++ {
+		for _, x := range []struct {
+			app *voltro.App
+			out *[]float64
+		}{{fresh, &r.Fresh}, {app, &r.Retained}} {
+			rate, _, err := concurrent(ctx, x.app, cfg.Concurrent)
+			if err != nil {
+				return r, err
+			}
+			*x.out = append(*x.out, rate)
+		}
+	}
+	r.Ratio = median(r.Retained) / median(r.Fresh)
+	return r, nil
+}
+
+// seed adds n finished runs through the store's HistorySeeder.
+func seed(ctx context.Context, cfg WorkflowsConfig, dbURL string, n int) error {
+	env := cfg.Env
+	if env == nil {
+		env = func(string) string { return "" }
+	}
+	c, err := config.FromEnv(env, dbURL)
+	if err != nil {
+		return err
+	}
+	d, err := open.Open(ctx, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	s, ok := d.(store.HistorySeeder)
+	if !ok {
+		return fmt.Errorf("--retained: the %s store cannot seed history", d.Dialect())
+	}
+	now := time.Now()
+	return s.SeedHistory(ctx, store.HistorySeed{N: n, Name: benchWorkflow.Name(), From: now.Add(-38 * 24 * time.Hour), To: now.Add(-8 * 24 * time.Hour),
+		Shards: sharding.All(c.Groups, c.ShardCount)})
+}
+
+// analyze refreshes the planner's statistics after a bulk load, as
+// autovacuum would some time later.
+func analyze(ctx context.Context, db *sql.DB, dialect string) error {
+	tables := []string{"voltro_workflow_executions", "voltro_workflow_journal", "_voltro_workflow_start_contexts", "_voltro_workflow_runs",
+		"_voltro_workflow_run_steps", "_voltro_workflow_run_events", "voltro_messages", "voltro_replies"}
+	for _, t := range tables {
+		q := "ANALYZE " + t
+		if dialect == "postgres" {
+			q = `ANALYZE "` + t + `"`
+		} else {
+			q = "ANALYZE TABLE `" + t + "`"
+		}
+		rows, err := db.QueryContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("analyze %s: %w", t, err)
+		}
+		rows.Close()
+	}
+	return nil
+}
+
+// siblingDatabase is the URL of database <name><suffix> on the server of
+// dbURL, created if it does not exist.
+func siblingDatabase(ctx context.Context, db *sql.DB, dialect, dbURL, suffix string) (string, error) {
+	u, err := url.Parse(dbURL)
+	if err != nil || u.Path == "" || u.Path == "/" {
+		return "", fmt.Errorf("--retained needs a database name in the URL (or --retained-db)")
+	}
+	name := strings.TrimPrefix(u.Path, "/") + suffix
+	u.Path = "/" + name
+	switch dialect {
+	case "postgres":
+		var exists bool
+		if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+			return "", err
+		}
+		if !exists {
+			if _, err := db.ExecContext(ctx, `CREATE DATABASE "`+strings.ReplaceAll(name, `"`, `""`)+`"`); err != nil {
+				return "", fmt.Errorf("create the retained database (or pass --retained-db): %w", err)
+			}
+		}
+	default:
+		if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+strings.ReplaceAll(name, "`", "``")+"`"); err != nil {
+			return "", fmt.Errorf("create the retained database (or pass --retained-db): %w", err)
+		}
+	}
+	return u.String(), nil
+}
+
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}

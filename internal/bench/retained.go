@@ -125,11 +125,9 @@ func analyze(ctx context.Context, db *sql.DB, dialect string) error {
 	tables := []string{"voltro_workflow_executions", "voltro_workflow_journal", "_voltro_workflow_start_contexts", "_voltro_workflow_runs",
 		"_voltro_workflow_run_steps", "_voltro_workflow_run_events", "voltro_messages", "voltro_replies"}
 	for _, t := range tables {
-		q := "ANALYZE " + t
+		q := "ANALYZE TABLE `" + t + "`"
 		if dialect == "postgres" {
 			q = `ANALYZE "` + t + `"`
-		} else {
-			q = "ANALYZE TABLE `" + t + "`"
 		}
 		rows, err := db.QueryContext(ctx, q)
 		if err != nil {

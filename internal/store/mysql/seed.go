@@ -105,4 +105,3 @@ func seedOne(ctx context.Context, conn *sql.Conn, i, n int) error {
 	}
 	return tx.Commit()
 }
-

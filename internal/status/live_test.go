@@ -173,7 +173,7 @@ func TestLivePostgres(t *testing.T) {
 	if err := nobody.Send(ctx, a, "n1", 1); err != nil {
 		t.Fatal(err)
 	}
-	r = waitReport(t, o, 15*time.Second, "the unhosted backlog in the shared state", func(r *Report) bool {
+	waitReport(t, o, 15*time.Second, "the unhosted backlog in the shared state", func(r *Report) bool {
 		u := r.Shared.Messages.UnhostedBacklog
 		return len(u) == 1 && u[0].EntityType == "status.nobody" && u[0].Messages == 1
 	})

@@ -54,6 +54,7 @@ type TLS struct {
 	cur     *tlsMaterial
 	stamps  []fileStamp
 	checked time.Time
+	host    string // as given to Check: under mutual TLS a reload must pass it too
 }
 
 // tlsMaterial is one loaded generation of the files.
@@ -123,9 +124,17 @@ func ipStrings(c *x509.Certificate) []string {
 // Check verifies this runner's certificate the way its peers will: against
 // the CA (or the system roots), for host (or the ServerName setting), for
 // server use, and under mutual TLS for client use too. A certificate that
-// fails would be refused by every peer.
+// fails would be refused by every peer. Under mutual TLS, files reloaded
+// later must pass the same check, or the certificate loaded before stays.
 func (t *TLS) Check(host string) error {
 	m := t.material(nil)
+	t.mu.Lock()
+	t.host = host
+	t.mu.Unlock()
+	return t.verify(m, host)
+}
+
+func (t *TLS) verify(m *tlsMaterial, host string) error {
 	name := host
 	if m.serverName != "" {
 		name = m.serverName
@@ -284,9 +293,12 @@ func (t *TLS) material(log *slog.Logger) *tlsMaterial {
 		return t.cur
 	}
 	m, stamps, err := t.load()
+	if err == nil && t.host != "" && m.clientCAs != nil {
+		err = t.verify(m, t.host)
+	}
 	if err != nil {
 		if log != nil {
-			log.Warn("runner port TLS: the changed files do not load; keeping the certificate loaded before", "err", err)
+			log.Warn("runner port TLS: the changed files do not load or do not verify; keeping the certificate loaded before", "err", err)
 		}
 		return t.cur
 	}

@@ -338,6 +338,9 @@ func TestTLSFilesReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	srvTLS.reloadEvery = 0
+	if err := srvTLS.Check("127.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
 	var logs logBuf
 	addr, _ := tlsServer(t, (&recorder{}).handlers(), ServerOptions{Secrets: []string{tlsSecret}, TLS: srvTLS, Logger: logs.logger()})
 	served := func() string {
@@ -371,7 +374,15 @@ func TestTLSFilesReload(t *testing.T) {
 	if got := served(); got != renewed.Cert.SerialNumber.String() {
 		t.Fatalf("after a broken key served %s", got)
 	}
-	if len(logs.warns("do not load")) == 0 {
-		t.Fatal("a broken reload was not logged")
+	// A certificate for another host would be refused by every peer: the
+	// boot check applies to a reload too.
+	elsewhere := p.ca.Issue(t, "10.9.9.9")
+	touch(f.Cert, elsewhere.CertPEM, later.Add(2*time.Minute))
+	touch(f.Key, elsewhere.KeyPEM, later.Add(2*time.Minute))
+	if got := served(); got != renewed.Cert.SerialNumber.String() {
+		t.Fatalf("after a certificate for another host served %s", got)
+	}
+	if n := len(logs.warns("do not load or do not verify")); n != 2 {
+		t.Fatalf("%d failed reloads logged, want 2: %s", n, logs.b.String())
 	}
 }

@@ -54,7 +54,9 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "environment: DB_URL (postgres://, mariadb://, mysql://, sqlite:<file>, memory:), DB_DIALECT,")
 	fmt.Fprintln(w, "  POD_NAME, POD_IP / VOLTRO_WORKFLOW_RUNNER_HOST, VOLTRO_WORKFLOW_RUNNER_PORT (34000), VOLTRO_SINGLE_HOST (0|1),")
 	fmt.Fprintln(w, "  VOLTRO_WORKFLOW_SHARD_LOCK (auto|row|advisory), VOLTRO_WORKFLOW_RUNNER_STORAGE (sql|memory),")
-	fmt.Fprintln(w, "  VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT (10s), VOLTRO_CLUSTER_SECRET, CDC (1|0); see docs/configuration.md")
+	fmt.Fprintln(w, "  VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT (10s), VOLTRO_CLUSTER_SECRET, VOLTRO_RPC_MAX_BODY,")
+	fmt.Fprintln(w, "  VOLTRO_RUNNER_TLS_CERT / _KEY / _CA / _SERVER_NAME (PEM files: TLS, mutual with a CA), CDC (1|0);")
+	fmt.Fprintln(w, "  see docs/configuration.md")
 }
 
 func main() {

@@ -1,0 +1,6 @@
+-- Retention: the sweep takes processed messages and dead letters oldest
+-- first, and reports the oldest it keeps. Only finished messages are in
+-- this index, each once: a message enters it with the update that
+-- finishes it, and pending or claimed rows (the hot path) never touch it.
+CREATE INDEX IF NOT EXISTS voltro_messages_finished ON voltro_messages (state, processed_at)
+    WHERE state IN ('processed', 'dead');

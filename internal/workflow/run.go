@@ -39,7 +39,13 @@ func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message
 		var err error
 		if cached, ok := w.fresh.LoadAndDelete(m.EntityID); ok && m.Tag == TagStart && m.Attempts <= 1 {
 			x = cached.(store.Execution)
-		} else if x, err = w.ws.GetExecution(ctx, m.EntityID); err != nil {
+		} else if x, err = w.ws.GetExecution(ctx, m.EntityID); errors.Is(err, errs.ErrNotFound) {
+			// Retention deleted the run, finished: a message that outlived
+			// it (a timer, a late wake-up) is done with, as it would be for
+			// the finished run.
+			w.log.Debug("workflow: message for a run that is gone", "execution", m.EntityID, "tag", m.Tag, "message", m.ID)
+			return nil, nil
+		} else if err != nil {
 			return nil, err
 		}
 		if x.Status.Terminal() {

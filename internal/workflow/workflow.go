@@ -169,7 +169,7 @@ func (w *Engine) start(ctx context.Context, name string, input []byte, o StartOp
 	// The run keeps the start span's trace context: its replays join it.
 	ctx, endSpan := w.tel.StartWorkflow(ctx, name, id, o.Trace)
 	sc := store.StartContext{Subject: o.Subject, Trace: cmp.Or(observe.Traceparent(ctx), o.Trace), Source: o.Source, ParentID: o.ParentID, ParentClose: o.ParentClose}
-	msg := &store.Message{Shard: shard, EntityType: typ, EntityID: id, Tag: TagStart, DedupeKey: "wf-start:" + id, Headers: w.tel.InjectHeaders(ctx, nil)}
+	msg := &store.Message{Shard: shard, EntityType: typ, EntityID: id, Tag: TagStart, DedupeKey: store.RunStartKey(id), Headers: w.tel.InjectHeaders(ctx, nil)}
 	claim := w.e.ClaimFor(shard, typ)
 	out := w.starts.start(ctx, store.StartRequest{Exec: x, Context: sc, Message: msg, Claim: claim})
 	stored, existing, res, err := out.Stored, out.Existing, out.Result, out.Err

@@ -71,6 +71,13 @@ type Config struct {
 	// InspectTrust is where the CLI may send InspectToken: loopback,
 	// widened by VOLTRO_INSPECT_TRUSTED_HOSTS.
 	InspectTrust inspectclient.Trust
+
+	// Retention (VOLTRO_RETENTION) is how long finished runs, with every
+	// row that belongs to them, and processed messages with their replies
+	// are kept; DeadLetterRetention (VOLTRO_DEAD_LETTER_RETENTION) how long
+	// dead letters are. 0 keeps everything. See docs/retention.md.
+	Retention           time.Duration
+	DeadLetterRetention time.Duration
 }
 
 // RunnerAddress is host:port as advertised to other runners.
@@ -162,6 +169,9 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 		return c, err
 	}
 	if c.PollInterval, err = duration(env, "VOLTRO_POLL_INTERVAL", 0, 10*time.Millisecond, MaxPollInterval); err != nil {
+		return c, err
+	}
+	if err = c.retention(env); err != nil {
 		return c, err
 	}
 

@@ -1,0 +1,125 @@
+package config
+
+// Retention settings: how long finished runs, processed messages and dead
+// letters are kept (docs/retention.md). They take days as well as Go
+// durations ("7d", "36h", "1d12h"); 0 keeps everything.
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/voltro/voltro/internal/errs"
+)
+
+// Retention defaults and bounds.
+const (
+	DefaultRetention           = 7 * 24 * time.Hour
+	DefaultDeadLetterRetention = 30 * 24 * time.Hour
+	MinRetention               = time.Second
+	MaxRetention               = 3650 * 24 * time.Hour
+	// ShortRetention: below it, a cluster schedule's new owner, which looks
+	// a minute back for the ticks its predecessor started, may no longer
+	// find a finished tick's run and start it again.
+	ShortRetention = time.Minute
+)
+
+// retention reads VOLTRO_RETENTION and VOLTRO_DEAD_LETTER_RETENTION into c.
+func (c *Config) retention(env Env) error {
+	var err error
+	if c.Retention, err = retentionDuration(env, "VOLTRO_RETENTION", DefaultRetention); err != nil {
+		return err
+	}
+	if c.DeadLetterRetention, err = retentionDuration(env, "VOLTRO_DEAD_LETTER_RETENTION", DefaultDeadLetterRetention); err != nil {
+		return err
+	}
+	if c.Retention > 0 && c.Retention < ShortRetention {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("VOLTRO_RETENTION=%s is under %s: a finished run is deleted before a cluster schedule's new owner stops looking for it, so that owner may run a tick again; keep it at %s or more outside tests", c.Retention, ShortRetention, ShortRetention))
+	}
+	return nil
+}
+
+// retentionDuration parses one retention variable: "0" (keep everything),
+// a Go duration, a whole number of days with d ("7d", also "1d12h"), or a
+// plain integer of seconds; otherwise at least MinRetention and at most
+// MaxRetention.
+func retentionDuration(env Env, name string, def time.Duration) (time.Duration, error) {
+	s := strings.TrimSpace(env(name))
+	if s == "" {
+		return def, nil
+	}
+	d, err := parseRetention(s)
+	if err != nil {
+		return 0, errs.New(errs.CodeInvalidConfig, "%s=%q %v: use 0 (keep everything) or a duration from %v to %d days, e.g. 7d, 36h or 1d12h", name, s, err, MinRetention, int(MaxRetention/(24*time.Hour)))
+	}
+	return d, nil
+}
+
+var (
+	errNotRetention = errors.New("is not a duration")
+	errOutOfRange   = errors.New("is out of range")
+)
+
+func parseRetention(s string) (time.Duration, error) {
+	const day = 24 * time.Hour
+	var d time.Duration
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		// plain integers are seconds
+		if err != nil || n < 0 || n > int64(MaxRetention/time.Second) {
+			return 0, errOutOfRange
+		}
+		d = time.Duration(n) * time.Second
+	} else {
+		rest := s
+		if head, tail, ok := strings.Cut(s, "d"); ok {
+			n, err := strconv.ParseUint(head, 10, 63)
+			switch {
+			case errors.Is(err, strconv.ErrRange), err == nil && n > uint64(MaxRetention/day):
+				return 0, errOutOfRange
+			case err != nil:
+				return 0, errNotRetention
+			}
+			d, rest = time.Duration(n)*day, tail
+		}
+		if rest != "" {
+			r, err := time.ParseDuration(rest)
+			switch {
+			case err != nil:
+				return 0, errNotRetention
+			case r < 0 || r > MaxRetention:
+				return 0, errOutOfRange
+			}
+			d += r
+		}
+	}
+	if d != 0 && (d < MinRetention || d > MaxRetention) {
+		return 0, errOutOfRange
+	}
+	return d, nil
+}
+
+// RetentionText is d as the docs write it: "7d", "1d12h", "5s"; "off"
+// for 0.
+func RetentionText(d time.Duration) string {
+	const day = 24 * time.Hour
+	if d <= 0 {
+		return "off"
+	}
+	out := ""
+	if d >= day {
+		out, d = strconv.FormatInt(int64(d/day), 10)+"d", d%day
+		if d == 0 {
+			return out
+		}
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return out + s
+}

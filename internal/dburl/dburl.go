@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/voltro/voltro/internal/errs"
@@ -21,6 +22,15 @@ type Resolved struct {
 	DSN string
 	// Database is the database name (or the file path for sqlite).
 	Database string
+	// MultiStatements is, for mariadb/mysql, whether the store may open a
+	// small pool of its own with multi-statement queries on, for its
+	// fixed-text batched writes: true unless the URL sets
+	// multiStatements=false. DSN itself always says multiStatements=false,
+	// whatever the URL asks for, so that a connection opened with it (the
+	// store's application pool, handed out to other packages and used with
+	// their SQL; the schedule store's; the change feed's) never runs stacked
+	// queries, and an injection into one statement cannot append another.
+	MultiStatements bool
 }
 
 // Resolve parses raw. dialect, when not empty (DB_DIALECT), overrides what the
@@ -67,7 +77,7 @@ func Resolve(raw, dialect string) (Resolved, error) {
 		r.DSN = raw
 		r.Database = strings.TrimPrefix(u.Path, "/")
 	case store.MariaDB, store.MySQL:
-		r.DSN, r.Database, err = mysqlDSN(raw)
+		r.DSN, r.Database, r.MultiStatements, err = mysqlDSN(raw)
 	case store.SQLite:
 		p := strings.TrimPrefix(raw, "sqlite://")
 		p = strings.TrimPrefix(p, "sqlite:")
@@ -82,11 +92,13 @@ func Resolve(raw, dialect string) (Resolved, error) {
 	return r, err
 }
 
-// mysqlDSN turns mysql://user:pass@host:port/db?k=v into go-sql-driver form.
-func mysqlDSN(raw string) (dsn, db string, err error) {
+// mysqlDSN turns mysql://user:pass@host:port/db?k=v into go-sql-driver form,
+// with multi-statement queries off; multi reports whether the URL leaves the
+// store's batch pool allowed (it does unless it says multiStatements=false).
+func mysqlDSN(raw string) (dsn, db string, multi bool, err error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", "", notAURL(raw)
+		return "", "", false, notAURL(raw)
 	}
 	host := u.Host
 	if host == "" {
@@ -104,7 +116,17 @@ func mysqlDSN(raw string) (dsn, db string, err error) {
 	}
 	db = strings.TrimPrefix(u.Path, "/")
 	q := u.Query()
-	for k, v := range map[string]string{"parseTime": "true", "loc": "UTC", "timeout": "5s", "readTimeout": "30s", "writeTimeout": "30s", "multiStatements": "true"} {
+	multi = true
+	for _, v := range q["multiStatements"] {
+		on, perr := strconv.ParseBool(v)
+		if perr != nil {
+			// not quoting v: in a URL with a misplaced '@' it may hold part of the password
+			return "", "", false, errs.New(errs.CodeInvalidConfig, "DB_URL %q: multiStatements must be true or false", redact(raw))
+		}
+		multi = multi && on // any false wins
+	}
+	q.Set("multiStatements", "false")
+	for k, v := range map[string]string{"parseTime": "true", "loc": "UTC", "timeout": "5s", "readTimeout": "30s", "writeTimeout": "30s"} {
 		if q.Get(k) == "" {
 			q.Set(k, v)
 		}
@@ -114,7 +136,7 @@ func mysqlDSN(raw string) (dsn, db string, err error) {
 		proto = "unix(" + s + ")"
 		q.Del("socket")
 	}
-	return fmt.Sprintf("%s%s/%s?%s", auth, proto, db, q.Encode()), db, nil
+	return fmt.Sprintf("%s%s/%s?%s", auth, proto, db, q.Encode()), db, multi, nil
 }
 
 // notAURL is the error for a DB_URL that does not parse. It never wraps the

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/voltro/voltro/internal/errs"
 )
 
@@ -96,4 +98,51 @@ func FuzzResolve(f *testing.F) {
 			t.Errorf("Resolve(%q) error %q shows the password", raw, err)
 		}
 	})
+}
+
+// The DSN of a MariaDB/MySQL URL always has multi-statement queries off:
+// whatever connects with it (the store's application pool, and through
+// SQLDB every package's own SQL) never runs stacked queries. The URL only
+// decides whether the store may keep its separate batch pool.
+func TestMySQLDSNNeverAllowsMultiStatements(t *testing.T) {
+	for _, c := range []struct {
+		query string
+		multi bool // Resolved.MultiStatements: the batch pool is allowed
+	}{
+		{"", true},
+		{"?multiStatements=true", true},
+		{"?multiStatements=false", false},
+		{"?multiStatements=0", false},
+		{"?multiStatements=False&parseTime=true", false},
+		{"?multiStatements=true&multiStatements=false", false}, // any false wins
+	} {
+		raw := "mariadb://app:pw@db.example:3307/orders" + c.query
+		r, err := Resolve(raw, "")
+		if err != nil {
+			t.Fatalf("Resolve(%q): %v", raw, err)
+		}
+		if r.MultiStatements != c.multi {
+			t.Errorf("Resolve(%q).MultiStatements = %v, want %v", raw, r.MultiStatements, c.multi)
+		}
+		if n := strings.Count(r.DSN, "multiStatements="); n != 1 || !strings.Contains(r.DSN, "multiStatements=false") {
+			t.Errorf("Resolve(%q).DSN = %q: want exactly one multiStatements=false", raw, r.DSN)
+		}
+		cfg, err := mysql.ParseDSN(r.DSN)
+		if err != nil {
+			t.Fatalf("ParseDSN(%q): %v", r.DSN, err)
+		}
+		if cfg.MultiStatements || cfg.Addr != "db.example:3307" || cfg.DBName != "orders" || cfg.User != "app" || cfg.Passwd != "pw" {
+			t.Errorf("DSN of %q parses to multiStatements=%v addr=%q db=%q user=%q", raw, cfg.MultiStatements, cfg.Addr, cfg.DBName, cfg.User)
+		}
+	}
+	if r, err := Resolve("mysql://root@127.0.0.1/db", ""); err != nil || r.DSN != "root@tcp(127.0.0.1:3306)/db?loc=UTC&multiStatements=false&parseTime=true&readTimeout=30s&timeout=5s&writeTimeout=30s" {
+		t.Errorf("DSN of a plain URL: %q %v", r.DSN, err)
+	}
+	_, err := Resolve("mysql://root:"+secret+"@127.0.0.1/db?multiStatements=yes", "")
+	if !errors.Is(err, errs.ErrInvalidConfig) || strings.Contains(err.Error(), secret) {
+		t.Errorf("a multiStatements value that is no bool: %v, want invalid_config without the password", err)
+	}
+	if r, err := Resolve("postgres://app@host/db?multiStatements=true", ""); err != nil || r.MultiStatements {
+		t.Errorf("postgres: MultiStatements=%v %v", r.MultiStatements, err)
+	}
 }

@@ -1,5 +1,6 @@
 // One-round-trip transactions: "START TRANSACTION; …; COMMIT" sent as a single
-// multi-statement query on one pooled connection, used where a write is hot
+// multi-statement query on one connection of the batch pool (the only
+// connections with multi statements on), used where a write is hot
 // (Complete). The server stops at the first failing statement, which may
 // leave the transaction open (a 1205 rolls back only its statement), so any
 // error is followed by a ROLLBACK on the same connection before it goes back
@@ -15,8 +16,9 @@ import (
 )
 
 // execBatch runs query (several statements, the first START TRANSACTION and
-// the last COMMIT) under retry and returns the rows affected by each
-// statement.
+// the last COMMIT) on the batch pool, under retry, and returns the rows
+// affected by each statement. query must be the store's own text (constants
+// and placeholders), never anything from outside.
 func (s *Store) execBatch(ctx context.Context, query string, args ...any) ([]int64, error) {
 	named := make([]driver.NamedValue, len(args))
 	for i, a := range args {
@@ -28,7 +30,7 @@ func (s *Store) execBatch(ctx context.Context, query string, args ...any) ([]int
 	}
 	var affected []int64
 	err := s.retry(ctx, func() error {
-		conn, err := s.db.Conn(ctx)
+		conn, err := s.batch.Conn(ctx)
 		if err != nil {
 			return err
 		}

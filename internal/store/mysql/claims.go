@@ -160,7 +160,7 @@ func (s *Store) finish(ctx context.Context, id int64, f store.Fence, state store
 	// Not on Galera: a write-set from another node can abort a transaction
 	// halfway through a multi-statement query and MariaDB 10.11 then
 	// commits the statements after the abort. There, a plain transaction.
-	if s.cfg.MultiStatements && !s.server.galera {
+	if s.batched() {
 		// One round trip. The reply is inserted only if the message is now
 		// in its final state under this claim: when the UPDATE was fenced,
 		// the INSERT finds no row (or, for a second Complete of our own, a

@@ -39,6 +39,11 @@ func TestGaleraConformance(t *testing.T) {
 		if err != nil || mode != store.LockRow || reason != "wsrep/Galera cluster detected" {
 			t.Fatalf("auto on Galera: %s %q %v", mode, reason, err)
 		}
+		// no multi-statement batches on Galera (see batched): no batch pool,
+		// the whole budget is the application pool's
+		if mysql.Batched(s) || mysql.BatchDB(s) != nil || s.DB().Stats().MaxOpenConnections != 20 {
+			t.Fatalf("on Galera: batched %v, batch pool %v, application pool of %d", mysql.Batched(s), mysql.BatchDB(s), s.DB().Stats().MaxOpenConnections)
+		}
 		return s
 	}, storetest.Options{
 		// every second handle is on the next node

@@ -65,8 +65,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := s.cfg.Clone()
-	cfg.MultiStatements = true // a file is sent as one multi-statement query
+	// A file is sent as one multi-statement query, on a connection of the
+	// migrator's own that runs only the embedded files and fixed statements
+	// and is closed when Migrate returns; the application pool keeps multi
+	// statements off (see sessionConfig).
+	cfg := batchConfig(s.cfg)
 	cfg.Params["sql_mode"] = sessionSQLMode
 	db, err := openDB(cfg, 1)
 	if err != nil {

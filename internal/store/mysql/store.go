@@ -10,6 +10,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -27,8 +28,10 @@ type Options struct {
 	// Dialect is mariadb or mysql; empty takes it from the URL scheme. It
 	// only picks SQL features: mysql never uses INSERT … RETURNING.
 	Dialect store.Dialect
-	// MaxConns caps the application pool (default 20). Lockers and the
-	// migrator use connections of their own on top of it.
+	// MaxConns caps the store's pools together (default 20): the
+	// application pool and, where batches are on, the batch pool, which
+	// takes a share of it (see splitConns). Lockers and the migrator use
+	// connections of their own on top of it.
 	MaxConns int
 	// Namespace prefixes every GET_LOCK name (default "voltro"), so two
 	// clusters on one server never take each other's locks.
@@ -38,9 +41,14 @@ type Options struct {
 
 // Store is a store.Driver on MariaDB or MySQL.
 type Store struct {
-	dialect   store.Dialect
-	cfg       *gomysql.Config // session settings of every connection we open
-	db        *sql.DB         // the application pool
+	dialect store.Dialect
+	cfg     *gomysql.Config // session settings of every connection we open; multi statements off
+	db      *sql.DB         // the application pool: one statement per query
+	// batch is the pool for the store's own fixed-text batched writes
+	// (txBatch, execBatch), the only connections with multi-statement
+	// queries on; nil when batches are off (the URL says
+	// multiStatements=false, a Galera node, or a one-connection budget).
+	batch     *sql.DB
 	database  string
 	namespace string
 	log       *slog.Logger
@@ -89,14 +97,24 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		// committed first, so a lease taken after a release sees it.
 		cfg.Params["wsrep_sync_wait"] = "7"
 	}
-	db, err := openDB(cfg, opts.MaxConns)
+	// No batch pool on Galera: see batched.
+	general, batchConns := splitConns(opts.MaxConns, res.MultiStatements && !info.galera)
+	db, err := openDB(cfg, general)
 	if err != nil {
 		return nil, err
+	}
+	var batch *sql.DB
+	if batchConns > 0 {
+		if batch, err = openDB(batchConfig(cfg), batchConns); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	s := &Store{
 		dialect:   res.Dialect,
 		cfg:       cfg,
 		db:        db,
+		batch:     batch,
 		database:  res.Database,
 		namespace: opts.Namespace,
 		log:       opts.Logger.With("store", string(res.Dialect)),
@@ -115,13 +133,15 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		s.log.Warn("mysql store: dialect does not match the server flavor", "dialect", res.Dialect, "server", info.version)
 	}
 	s.log.Debug("mysql store opened", "database", res.Database, "server", info.version,
-		"galera", info.galera, "skip_locked", info.skipLocked, "returning", s.returning())
+		"galera", info.galera, "skip_locked", info.skipLocked, "returning", s.returning(),
+		"pool", general, "batch_pool", batchConns)
 	return s, nil
 }
 
 // sessionConfig parses the go-sql-driver DSN and pins what the store relies
 // on: UTC times, parsed DATETIMEs, client-side interpolation (one round trip
-// per statement instead of prepare+execute) and bounded network waits.
+// per statement instead of prepare+execute), bounded network waits and one
+// statement per query (see batchConfig for the exception).
 func sessionConfig(dsn string) (*gomysql.Config, error) {
 	cfg, err := gomysql.ParseDSN(dsn)
 	if err != nil {
@@ -130,8 +150,12 @@ func sessionConfig(dsn string) (*gomysql.Config, error) {
 	cfg.ParseTime = true
 	cfg.Loc = time.UTC
 	cfg.InterpolateParams = true
-	// MultiStatements stays as the URL says (dburl turns it on unless the
-	// URL sets multiStatements=false): with it, Complete is one round trip.
+	// Off on every connection but the batch pool's, whatever the DSN says
+	// (dburl's always says false): the application pool is handed out
+	// (SQLDB) and runs SQL built elsewhere, some of it with interpolated
+	// identifiers, where a multi-statement session would turn any injection
+	// into stacked queries.
+	cfg.MultiStatements = false
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
 	}
@@ -154,6 +178,34 @@ type driverLogger struct{ log *slog.Logger }
 
 func (d driverLogger) Print(v ...any) { d.log.Debug("mysql driver: " + fmt.Sprint(v...)) }
 
+// batchConfig is cfg for the batch pool: multi-statement queries on, so that
+// "START TRANSACTION; …; COMMIT" is one round trip. Only txBatch and
+// execBatch use that pool, and only with statements the store builds from
+// constants and placeholders; every value is a placeholder, interpolated
+// with escaping.
+func batchConfig(cfg *gomysql.Config) *gomysql.Config {
+	c := cfg.Clone()
+	c.MultiStatements = true
+	return c
+}
+
+// splitConns divides the connection budget n between the application pool
+// and the batch pool, so that the two together open no more than n, the cap
+// one pool had before the batch pool existed. Without batches, or with a
+// budget of one (which cannot hold two pools), all of it is the
+// application pool's and the batched writes run as plain transactions.
+// Otherwise the batch pool takes half, rounded down: every hot write
+// (Complete, StartExecution, WriteRuns, SendSignal, RequestCancel, Record)
+// goes through it in one round trip, while the application pool serves the
+// claims, reads and single statements, and the fallbacks of a batch that
+// found nothing to write.
+func splitConns(n int, batches bool) (general, batch int) {
+	if !batches || n < 2 {
+		return n, 0
+	}
+	return n - n/2, n / 2
+}
+
 // openDB opens a pool of at most n connections with cfg's session settings.
 func openDB(cfg *gomysql.Config, n int) (*sql.DB, error) {
 	conn, err := gomysql.NewConnector(cfg)
@@ -175,7 +227,9 @@ func (s *Store) returning() bool {
 
 func (s *Store) Dialect() store.Dialect { return s.dialect }
 
-// DB is the application pool.
+// DB is the application pool. Its sessions run one statement per query:
+// "SELECT 1; SELECT 2" is refused (1064), multi-statement batches use a pool
+// of their own that the store does not hand out.
 func (s *Store) DB() *sql.DB { return s.db }
 
 // RetryCount is how many statements or transactions were re-run after a
@@ -206,8 +260,14 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("mysql store: close pool: %w", err)
+	var errB error
+	if s.batch != nil {
+		if err := s.batch.Close(); err != nil {
+			errB = fmt.Errorf("mysql store: close batch pool: %w", err)
+		}
 	}
-	return nil
+	if err := s.db.Close(); err != nil {
+		return errors.Join(fmt.Errorf("mysql store: close pool: %w", err), errB)
+	}
+	return errB
 }

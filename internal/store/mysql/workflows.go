@@ -4,7 +4,7 @@
 // autocommit statement, anything more one transaction for all the writes of
 // a call. The writes that touch several tables (StartExecution, SendSignal,
 // RequestCancel) are one transaction, sent as a single multi-statement round
-// trip when the pool has multi statements on and the server is not a Galera
+// trip on the batch pool when there is one and the server is not a Galera
 // node (see batched), as an ordinary transaction otherwise.
 package mysql
 
@@ -71,7 +71,9 @@ func (sm *sentMessage) dest() []any {
 }
 
 // batched reports whether multi-table writes go as one multi-statement
-// transaction. Not on Galera: when a conflicting write-set from another node
+// transaction, on the batch pool. Open opens that pool unless the URL says
+// multiStatements=false, the budget is one connection, or the server is a
+// Galera node. Not on Galera: when a conflicting write-set from another node
 // aborts the transaction (BF abort) while the server runs a DML statement of
 // a multi-statement query, MariaDB 10.11 can swallow the 1213 and run the
 // remaining statements in autocommit mode, committing the tail of a
@@ -79,19 +81,21 @@ func (sm *sentMessage) dest() []any {
 // caught it: two wakes for one stored signal). Statement by statement, the
 // abort reliably surfaces as 1213 on the next statement or the COMMIT.
 func (s *Store) batched() bool {
-	return s.cfg.MultiStatements && !s.server.galera
+	return s.batch != nil && !s.server.galera
 }
 
 // txBatch runs stmts as "START TRANSACTION; …; COMMIT" in one round trip on
-// one pooled connection, under retry. The last statement is a SELECT whose
-// rows scan reads (again on a re-run). Errors of the statements before it
-// come back from the query, a failed COMMIT after the rows. On any error the transaction is rolled back on the same
-// connection before it returns to the pool, and the connection is dropped if
-// that fails.
+// one connection of the batch pool, under retry; stmts must be the store's
+// own text (constants and placeholders), never anything from outside. The
+// last statement is a SELECT whose rows scan reads (again on a re-run).
+// Errors of the statements before it come back from the query, a failed
+// COMMIT after the rows. On any error the transaction is rolled back on the
+// same connection before it returns to the pool, and the connection is
+// dropped if that fails.
 func (s *Store) txBatch(ctx context.Context, stmts []string, args []any, scan func(*sql.Rows) error) error {
 	query := "START TRANSACTION;\n" + strings.Join(stmts, ";\n") + ";\nCOMMIT"
 	return s.retry(ctx, func() error {
-		conn, err := s.db.Conn(ctx)
+		conn, err := s.batch.Conn(ctx)
 		if err != nil {
 			return err
 		}

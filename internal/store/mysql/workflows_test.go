@@ -7,6 +7,7 @@ package mysql_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -81,14 +82,39 @@ func TestWriteRunsMixed(t *testing.T) {
 			if !multi {
 				url += "?multiStatements=false"
 			}
-			// one pooled connection: it must never be left in a transaction
-			s := freshURL(t, url, mysql.Options{MaxConns: 1, Logger: quiet.Logger})
+			// one connection in each pool: it must never be left in a transaction
+			s := freshURL(t, url, oneConnEach(multi))
 			writeRunsMixed(t, s, s)
-			var inTx int
-			if err := s.DB().QueryRowContext(ctxT(t), "SELECT @@in_transaction").Scan(&inTx); err != nil || inTx != 0 {
-				t.Fatalf("after the writes: in_transaction=%d %v", inTx, err)
-			}
+			idleConns(t, s, "the writes")
 		})
+	}
+}
+
+// oneConnEach is a budget of one connection per pool: the application pool
+// and, with multi statements, the batch pool (which takes half of MaxConns).
+func oneConnEach(multi bool) mysql.Options {
+	o := mysql.Options{MaxConns: 1, Logger: quiet.Logger}
+	if multi {
+		o.MaxConns = 2
+	}
+	return o
+}
+
+// idleConns fails unless the connection of each pool of s is out of any
+// transaction after step.
+func idleConns(t *testing.T, s *mysql.Store, step string) {
+	t.Helper()
+	for _, db := range []*sql.DB{s.DB(), mysql.BatchDB(s)} {
+		if db == nil {
+			continue
+		}
+		if n := db.Stats().MaxOpenConnections; n != 1 {
+			t.Fatalf("a pool of %d connections, want 1", n)
+		}
+		var inTx int
+		if err := db.QueryRowContext(ctxT(t), "SELECT @@in_transaction").Scan(&inTx); err != nil || inTx != 0 {
+			t.Fatalf("after %s: in_transaction=%d %v", step, inTx, err)
+		}
 	}
 }
 
@@ -436,13 +462,10 @@ func TestWorkflowDuplicates(t *testing.T) {
 			if !multi {
 				url += "?multiStatements=false"
 			}
-			s := freshURL(t, url, mysql.Options{MaxConns: 1, Logger: quiet.Logger})
+			s := freshURL(t, url, oneConnEach(multi))
 			idle := func(step string) {
 				t.Helper()
-				var inTx int
-				if err := s.DB().QueryRowContext(ctx, "SELECT @@in_transaction").Scan(&inTx); err != nil || inTx != 0 {
-					t.Fatalf("after %s: in_transaction=%d %v", step, inTx, err)
-				}
+				idleConns(t, s, step)
 			}
 
 			// the start message's dedupe key is taken: the run is created,

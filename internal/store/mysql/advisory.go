@@ -12,9 +12,9 @@ import (
 )
 
 func (l *locker) acquireAdvisory(ctx context.Context, shard string) (int64, bool, error) {
-	name, had := l.session[shard]
+	_, had := l.session[shard]
 	if !had {
-		name = lockName(l.s.namespace, l.s.database, shard)
+		name := lockName(l.s.namespace, l.s.database, shard)
 		var got sql.NullInt64
 		if err := l.conn.QueryRowContext(ctx, "SELECT GET_LOCK(?, 0)", name).Scan(&got); err != nil {
 			return 0, false, wrapErr("locker: GET_LOCK "+shard, err)

@@ -23,6 +23,7 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/observe"
 	"github.com/voltro/voltro/internal/registry"
+	"github.com/voltro/voltro/internal/retention"
 	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/runner"
 	"github.com/voltro/voltro/internal/store"
@@ -59,9 +60,10 @@ type Engine struct {
 	address    string
 	started    time.Time
 
-	runner *runner.Runner
-	deliv  *delivery.Deliverer
-	client *rpc.Client
+	runner  *runner.Runner
+	deliv   *delivery.Deliverer
+	sweeper *retention.Sweeper
+	client  *rpc.Client
 	// secrets sign (the first) and verify (any) runner RPC.
 	secrets []string
 	wakes   bool // the store pushes wake-ups itself
@@ -182,6 +184,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		Mode: e.lockMode, Heartbeat: cfg.Heartbeat, Version: Version, Logger: log,
 		EntityTypes: e.deliv.Types, Meta: registry.RunnerMeta{Process: cfg.ProcessName, PID: os.Getpid(), Host: hostname()}.Encode(),
 	})
+	e.sweeper = e.newSweeper(d)
 	e.bootLog()
 	return e, nil
 }
@@ -250,6 +253,7 @@ func (e *Engine) bootLog() {
 		"resolved", e.lockMode, "requested", e.cfg.ShardLock)
 	e.log.Info(fmt.Sprintf("workflow runner: address=%s replica=%s shards=%d groups=%v", e.address, e.cfg.ReplicaID, e.cfg.ShardCount, e.cfg.Groups),
 		"localhost_risk", e.cfg.LocalhostRisk)
+	e.logRetention()
 	if e.cfg.Clustered() {
 		if t := e.cfg.RunnerTLS; t != nil {
 			e.log.Info("runner port: "+t.String()+"; calls signed as well", "tls", true, "mutual", t.Mutual())
@@ -293,6 +297,9 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.registerLocal()
 	e.goLoop(func(ctx context.Context) { e.deliv.Run(ctx) })
 	e.goLoop(func(ctx context.Context) { _ = e.runner.Run(ctx) })
+	if e.sweeper != nil {
+		e.goLoop(e.sweeper.Run)
+	}
 	if wl, ok := e.d.(store.WakeListener); ok {
 		e.goLoop(func(ctx context.Context) {
 			if err := wl.ListenWakes(ctx, e.onWake); err != nil && ctx.Err() == nil {

@@ -143,6 +143,9 @@ type InspectDoc struct {
 	UptimeSeconds float64           `json:"uptimeSeconds"`
 	RPCRefused    int64             `json:"rpcRefused"`
 	Extra         map[string]string `json:"extra,omitempty"`
+	// Retention is the retention in force on this instance and its
+	// sweeper's state.
+	Retention *RetentionDoc `json:"retention,omitempty"`
 }
 
 // ShardLockDoc says how shard ownership is coordinated and why.
@@ -174,6 +177,7 @@ func (e *Engine) Inspect(ctx context.Context) InspectDoc {
 		Health:  e.Health(ctx),
 		Pool:    PoolDoc{Healthy: rs.PoolHealthy, LastOK: rs.PoolLastOK, Failures: rs.PoolFailures, Error: rs.PoolError},
 		Version: Version, UptimeSeconds: time.Since(e.started).Seconds(),
+		Retention: e.retentionDoc(),
 	}
 	e.mu.Lock()
 	doc.RPCRefused = e.refused

@@ -4,7 +4,9 @@ package serve
 // counters, drain health per owned shard, runner ownership and lock/pool
 // failures, refused runner RPCs, schedule outcomes. Instruments the code
 // feeds as work happens (workflow, step, handler and schedule durations)
-// live in observe.Telemetry and the same registry.
+// live in observe.Telemetry and the same registry. The retention metrics
+// are the sweeper's (internal/retention): rows deleted per table, and the
+// age of the oldest row kept, reported by the instance that sweeps.
 
 import (
 	"context"
@@ -37,6 +39,9 @@ var (
 	descRPCRefused     = desc("voltro_rpc_refused_total", "Runner RPC calls refused (bad signature or stale timestamp).")
 	descScheduleTicks  = desc("voltro_schedule_ticks_total", "Schedule ticks this instance recorded, by outcome (single, wonLock, lostLock, cluster, skippedOverlap, queued, missed).", "schedule", "outcome")
 	descIntroDropped   = desc("voltro_workflow_introspection_dropped_total", "Workflow introspection rows dropped because the writer fell behind.")
+	descRetDeleted     = desc("voltro_retention_deleted_rows_total", "Rows this instance's retention sweeper deleted since start, by table.", "table")
+	descRetOldest      = desc("voltro_retention_oldest_kept_seconds", "Age of the oldest row kept of each kind (runs: finished runs by creation, processed: processed messages, dead: dead letters), as of the last pass; only the sweeping instance reports it.", "kind")
+	descRetSweeping    = desc("voltro_retention_sweeping", "1 while this instance holds the retention shard (it is the one that deletes old rows), else 0.")
 	collectorTimeout   = 3 * time.Second
 	deliveryOutcomeSet = []string{"claimed", "delivered", "retried", "dead", "released", "fenced"}
 )
@@ -104,6 +109,18 @@ func (x *collector) Collect(ch chan<- prometheus.Metric) {
 		for name, outcomes := range x.c.Schedules() {
 			for o, n := range outcomes {
 				counter(descScheduleTicks, float64(n), name, o)
+			}
+		}
+	}
+	if sw := e.Retention(); sw != nil {
+		st := sw.Stats()
+		for t, n := range st.Deleted {
+			counter(descRetDeleted, float64(n), t)
+		}
+		gauge(descRetSweeping, bool01(st.Sweeping))
+		if st.Sweeping {
+			for k, age := range st.OldestAges(time.Now()) {
+				gauge(descRetOldest, age.Seconds(), string(k))
 			}
 		}
 	}

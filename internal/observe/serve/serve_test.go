@@ -117,7 +117,7 @@ func TestMetricsAndLogsOnPostgres(t *testing.T) {
 	atLeast(`voltro_schedule_ticks_total{outcome="wonLock",schedule="obs.tick"}`, 1)
 	atLeast(`voltro_schedule_run_duration_seconds_count{result="ok",schedule="obs.tick"}`, 1)
 	atLeast(`go_goroutines`, 1)
-	for _, name := range []string{"voltro_schedule_ticks_total", "voltro_workflow_introspection_dropped_total", "voltro_cluster_dead_messages", "voltro_cluster_unhosted_messages"} {
+	for _, name := range []string{"voltro_schedule_ticks_total", "voltro_workflow_introspection_dropped_total", "voltro_cluster_dead_messages", "voltro_cluster_unhosted_messages", "voltro_retention_sweeping"} {
 		if !strings.Contains(body, "# HELP "+name+" ") {
 			t.Errorf("metric %s has no HELP line", name)
 		}

@@ -24,6 +24,7 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"demo":      {"run the demo app on the embedded default (a SQLite file here) or DB_URL", runDemo},
+		"gc":        {"delete what the retention no longer keeps, per table: gc [--dry-run] [--format json]", runGC},
 		"bench":     {"benchmarks beside the database's commit rate: bench messages | workflows | cdc", runBench},
 		"cluster":   {"one row per running instance and the shared state: cluster status [--process NAME] [--format json]", runCluster},
 		"schedules": {"schedules and their runs: schedules list | runs NAME [--format json]", runSchedules},
@@ -56,7 +57,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "  VOLTRO_WORKFLOW_SHARD_LOCK (auto|row|advisory), VOLTRO_WORKFLOW_RUNNER_STORAGE (sql|memory),")
 	fmt.Fprintln(w, "  VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT (10s), VOLTRO_CLUSTER_SECRET, VOLTRO_RPC_MAX_BODY,")
 	fmt.Fprintln(w, "  VOLTRO_RUNNER_TLS_CERT / _KEY / _CA / _SERVER_NAME (PEM files: TLS, mutual with a CA), CDC (1|0);")
-	fmt.Fprintln(w, "  see docs/configuration.md")
+	fmt.Fprintln(w, "  VOLTRO_RETENTION (7d), VOLTRO_DEAD_LETTER_RETENTION (30d); see docs/configuration.md")
 }
 
 func main() {

@@ -100,12 +100,12 @@ func parseRetention(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// RetentionText is d as the docs write it: "7d", "1d12h", "5s"; "off"
+// RetentionText is d as the docs write it: "7d", "1d12h", "5s"; "forever"
 // for 0.
 func RetentionText(d time.Duration) string {
 	const day = 24 * time.Hour
 	if d <= 0 {
-		return "off"
+		return "forever"
 	}
 	out := ""
 	if d >= day {

@@ -54,7 +54,7 @@ func TestRetentionSettings(t *testing.T) {
 	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "VOLTRO_RETENTION=5s") {
 		t.Fatalf("a retention under a minute warns: %q", c.Warnings)
 	}
-	for d, want := range map[time.Duration]string{0: "off", 7 * day: "7d", 36 * time.Hour: "1d12h", 5 * time.Second: "5s", 90 * time.Minute: "1h30m", day + 90*time.Second: "1d1m30s"} {
+	for d, want := range map[time.Duration]string{0: "forever", 7 * day: "7d", 36 * time.Hour: "1d12h", 5 * time.Second: "5s", 90 * time.Minute: "1h30m", day + 90*time.Second: "1d1m30s"} {
 		if got := RetentionText(d); got != want {
 			t.Fatalf("RetentionText(%v) = %q, want %q", d, got, want)
 		}

@@ -58,7 +58,7 @@ func (e *Engine) logRetention() {
 // RetentionDoc is the retention part of the inspect document.
 type RetentionDoc struct {
 	// Runs and DeadLetters are the retention in force, as configured
-	// ("7d"; "off" keeps everything), and in seconds (0: off).
+	// ("7d"; "forever" for 0), and in seconds (0: off).
 	Runs               string  `json:"runs"`
 	DeadLetters        string  `json:"deadLetters"`
 	RunsSeconds        float64 `json:"runsSeconds"`

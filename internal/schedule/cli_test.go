@@ -76,7 +76,7 @@ func TestCLI(t *testing.T) {
 			}
 			v := views[0]
 			if len(views) != 1 || v.Name != "demo.tick" || v.Counts[OutcomeWonLock] != 2 || v.LastRun == nil || v.LastRun.ReplicaID != "pod-b" ||
-				!v.NextFireAt.After(time.Now()) || v.NextFireAt.Sub(time.Now()) > 5*time.Second || v.NextFireAt.Unix()%5 != 0 || v.DefinedBy != "pod-a" {
+				!v.NextFireAt.After(time.Now()) || time.Until(v.NextFireAt) > 5*time.Second || v.NextFireAt.Unix()%5 != 0 || v.DefinedBy != "pod-a" {
 				t.Fatalf("json view: %+v", v)
 			}
 

@@ -43,12 +43,6 @@ func startReplica(t *testing.T, dbURL, name string, extraEnv ...string) *replica
 	return p
 }
 
-// stop sends SIGTERM and waits up to 15 s for a clean exit.
-func (p *replicaProc) stop(t *testing.T) {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	p.wait(t)
-}
-
 // wait waits up to 15 s for the process to exit cleanly.
 func (p *replicaProc) wait(t *testing.T) {
 	done := make(chan error, 1)

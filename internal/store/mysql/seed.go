@@ -22,13 +22,15 @@ const seedDigits = `(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL 
 // seedStatements fill the batch's temporary table (run n of the batch is
 // run ? + n of the whole, started at ? plus its index times ? µs, on shard
 // index (? + n) mod ?), then copy it into every table. A run takes 40 ms,
-// its steps start 10 ms apart.
+// its steps start 10 ms apart. The random part of an id hashes the run's
+// number with RAND(): MariaDB's RAND() has only 2^30 values, so alone it
+// repeats within a batch.
 var seedStatements = []string{
 	`CREATE TEMPORARY TABLE voltro_seed (n BIGINT NOT NULL PRIMARY KEY, c DATETIME(6) NOT NULL,
 		f DATETIME(6) NOT NULL, id VARCHAR(191) NOT NULL, shard VARCHAR(191) NOT NULL) ENGINE=InnoDB`,
 	`INSERT INTO voltro_seed (n, c, f, id, shard)
 	SELECT x.n, x.c, x.c + INTERVAL 40000 MICROSECOND,
-		CONCAT('wf_', LOWER(LPAD(HEX(FLOOR(UNIX_TIMESTAMP(x.c) * 1000)), 12, '0')), SUBSTR(MD5(RAND()), 1, 12)), sh.shard
+		CONCAT('wf_', LOWER(LPAD(HEX(FLOOR(UNIX_TIMESTAMP(x.c) * 1000)), 12, '0')), SUBSTR(MD5(CONCAT(x.n, '/', RAND())), 1, 12)), sh.shard
 	FROM (SELECT @i + g.n AS n, @from + INTERVAL ((@i + g.n) * @step) MICROSECOND AS c
 		FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * d.d + 10000 * e.d AS n
 			FROM ` + seedDigits + ` a, ` + seedDigits + ` b, ` + seedDigits + ` c, ` + seedDigits + ` d, ` + seedDigits + ` e) g

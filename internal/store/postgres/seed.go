@@ -20,7 +20,7 @@ const seedBatch = 20000
 // its steps start 10 ms apart.
 const sqlSeed = `WITH s AS MATERIALIZED (
 		SELECT i, c, c + interval '40 milliseconds' AS f,
-			'wf_' || lpad(to_hex(floor(extract(epoch FROM c) * 1000)::bigint), 12, '0') || substr(md5(random()::text), 1, 12) AS id,
+			'wf_' || lpad(to_hex(floor(extract(epoch FROM c) * 1000)::bigint), 12, '0') || substr(md5(i || '/' || random()), 1, 12) AS id,
 			($7::text[])[1 + (i % cardinality($7::text[]))] AS shard
 		FROM (SELECT i, $4::timestamptz + ($5::timestamptz - $4::timestamptz) * (i::float8 / $3) AS c
 			FROM generate_series($1::bigint, $1 + $2 - 1) i) g

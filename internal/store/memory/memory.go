@@ -30,6 +30,7 @@ type Store struct {
 	nextID   int64
 	closed   bool
 	wfs      *wfState
+	scheds   *schedState
 }
 
 type lockRow struct {

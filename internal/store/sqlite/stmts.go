@@ -69,6 +69,15 @@ func (s *Store) queryW(ctx context.Context, query string, args ...any) (*sql.Row
 	return st.QueryContext(ctx, args...)
 }
 
+// queryR runs a statement returning rows on the read pool.
+func (s *Store) queryR(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := s.prep(ctx, s.r, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
 // queryRowW runs a single-row statement on the write connection; a prepare
 // error surfaces from Scan.
 func (s *Store) queryRowW(ctx context.Context, query string, args ...any) rowScanner {

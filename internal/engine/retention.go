@@ -30,6 +30,10 @@ func (e *Engine) RetentionShard() string { return e.ShardOf("", RetentionEntity,
 // Retention is the background sweeper; nil when the store cannot sweep.
 func (e *Engine) Retention() *retention.Sweeper { return e.sweeper }
 
+// RetentionSweeping reports whether this instance holds the retention
+// shard now: it is the one that sweeps.
+func (e *Engine) RetentionSweeping() bool { return e.runner.Epoch(e.RetentionShard()) > 0 }
+
 // newSweeper builds the sweeper of d, if d sweeps.
 func (e *Engine) newSweeper(d store.Driver) *retention.Sweeper {
 	rs, ok := d.(retention.Store)
@@ -37,10 +41,8 @@ func (e *Engine) newSweeper(d store.Driver) *retention.Sweeper {
 		e.log.Warn("retention: this store cannot delete old rows; tables grow without bound", "dialect", d.Dialect())
 		return nil
 	}
-	shard := e.RetentionShard()
 	return retention.New(retention.Options{
-		Store: rs, Policy: RetentionPolicy(e.cfg), Logger: e.log,
-		Holds: func() bool { return e.runner.Epoch(shard) > 0 },
+		Store: rs, Policy: RetentionPolicy(e.cfg), Logger: e.log, Holds: e.RetentionSweeping,
 	})
 }
 
@@ -70,12 +72,14 @@ type RetentionDoc struct {
 	Shard    string `json:"shard"`
 	Sweeping bool   `json:"sweeping"`
 	Passes   int64  `json:"passes"`
-	// LastPassAt, LastPassSeconds and LastPassRows describe this
-	// instance's last pass; null, 0, 0 before one.
-	LastPassAt      *time.Time `json:"lastPassAt"`
-	LastPassSeconds float64    `json:"lastPassSeconds"`
-	LastPassRows    int64      `json:"lastPassRows"`
-	LastError       string     `json:"lastError,omitempty"`
+	// LastPassAt (and how long ago it was), LastPassSeconds and
+	// LastPassRows describe this instance's last pass; null, 0, 0 before
+	// one.
+	LastPassAt         *time.Time `json:"lastPassAt"`
+	LastPassAgeSeconds *float64   `json:"lastPassAgeSeconds"`
+	LastPassSeconds    float64    `json:"lastPassSeconds"`
+	LastPassRows       int64      `json:"lastPassRows"`
+	LastError          string     `json:"lastError,omitempty"`
 	// Deleted counts rows this instance deleted since it started, by table.
 	Deleted map[string]int64 `json:"deleted"`
 	// OldestSeconds is the age of the oldest row kept after the last pass,
@@ -92,13 +96,15 @@ func (e *Engine) retentionDoc() *RetentionDoc {
 	doc := &RetentionDoc{
 		Runs: config.RetentionText(p.Runs), DeadLetters: config.RetentionText(p.DeadLetters),
 		RunsSeconds: p.Runs.Seconds(), DeadLettersSeconds: p.DeadLetters.Seconds(), RunnersSeconds: p.Runners.Seconds(),
-		Shard: e.RetentionShard(), Sweeping: st.Sweeping, Passes: st.Passes,
+		Shard: e.RetentionShard(), Sweeping: e.RetentionSweeping(), Passes: st.Passes,
 		LastPassSeconds: st.LastPassDuration.Seconds(), LastPassRows: st.LastPassRows, LastError: st.LastError,
 		Deleted: st.Deleted, OldestSeconds: map[string]float64{},
 	}
 	if !st.LastPass.IsZero() {
 		at := st.LastPass.UTC()
 		doc.LastPassAt = &at
+		age := time.Since(st.LastPass).Seconds()
+		doc.LastPassAgeSeconds = &age
 	}
 	for k, age := range st.OldestAges(time.Now()) {
 		doc.OldestSeconds[string(k)] = age.Seconds()

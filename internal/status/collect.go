@@ -119,6 +119,7 @@ func Collect(ctx context.Context, o Options) (*Report, []registry.Listed, error)
 		return ledger[addr]
 	})
 	rep.Duplicates = markDuplicates(rep.Instances)
+	rep.Retention = retentionInForce(rep.Instances)
 	if o.Store != nil && o.Store.Dialect() != store.Memory {
 		rep.Shared = readShared(ctx, o.Store, 3*o.Heartbeat)
 	}

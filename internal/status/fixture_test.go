@@ -12,6 +12,17 @@ import "time"
 func ptr[T any](v T) *T { return &v }
 
 func fixtureReport() *Report {
+	r := fixtureInstances()
+	// api-0 sweeps; worker-0 is set otherwise
+	r.Instances[0].Retention = &InstanceRetention{Runs: "7d", DeadLetters: "30d", RunsSeconds: 604800, DeadLettersSeconds: 2592000, Sweeping: true,
+		LastPassAgeSeconds: ptr(12.5), OldestSeconds: map[string]float64{"runs": 605100, "processed": 604830, "dead": 172800}}
+	r.Instances[1].Retention = &InstanceRetention{Runs: "7d", DeadLetters: "30d", RunsSeconds: 604800, DeadLettersSeconds: 2592000, OldestSeconds: map[string]float64{}}
+	r.Instances[3].Retention = &InstanceRetention{Runs: "1d", DeadLetters: "30d", RunsSeconds: 86400, DeadLettersSeconds: 2592000, OldestSeconds: map[string]float64{}}
+	r.Retention = retentionInForce(r.Instances)
+	return r
+}
+
+func fixtureInstances() *Report {
 	return &Report{
 		SchemaVersion:     SchemaVersion,
 		GeneratedAt:       time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC),

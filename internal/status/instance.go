@@ -87,6 +87,15 @@ func row(in registry.Instance, doc engine.InspectDoc, fetchErr error, ledger int
 		}
 		r.Version = orDefault(doc.Version, r.Version)
 		r.LocalhostRisk = doc.LocalhostRisk
+		if rt := doc.Retention; rt != nil {
+			r.Retention = &InstanceRetention{
+				Runs: rt.Runs, DeadLetters: rt.DeadLetters, RunsSeconds: rt.RunsSeconds, DeadLettersSeconds: rt.DeadLettersSeconds,
+				Sweeping: rt.Sweeping, LastPassAgeSeconds: rt.LastPassAgeSeconds, OldestSeconds: rt.OldestSeconds,
+			}
+			if r.Retention.OldestSeconds == nil {
+				r.Retention.OldestSeconds = map[string]float64{}
+			}
+		}
 	}
 	// Without an answer, judge by the address; an instance that answers
 	// says itself whether the loopback address was declared intended.

@@ -104,6 +104,26 @@ func TestLivePostgres(t *testing.T) {
 		t.Errorf("schedule claims: %+v", s)
 	}
 
+	// The retention in force: the default, swept by the one instance that
+	// holds the retention shard (its first look comes within 5 s).
+	r = waitReport(t, o, 15*time.Second, "one sweeping instance, named", func(r *Report) bool {
+		n := 0
+		for _, in := range r.Instances {
+			if in.Retention != nil && in.Retention.Sweeping {
+				n++
+			}
+		}
+		return n == 1 && r.Retention != nil && r.Retention.SweptBy != nil
+	})
+	if rt := r.Retention; rt.Runs != "7d" || rt.DeadLetters != "30d" || rt.RunsSeconds != 604800 || len(rt.Differ) != 0 {
+		t.Errorf("retention in force: %+v", rt)
+	}
+	for _, in := range r.Instances {
+		if in.Retention == nil {
+			t.Errorf("instance %s reports no retention", in.ReplicaID)
+		}
+	}
+
 	// The table, plain and coloured, and the JSON.
 	var plain, coloured, js bytes.Buffer
 	if err := WriteTable(&plain, r, false); err != nil {
@@ -131,6 +151,9 @@ func TestLivePostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkJSON(t, loadSchema(t), js.Bytes())
+	if !strings.Contains(plain.String(), "retention: finished runs and processed messages 7d, dead letters 30d; swept by ") {
+		t.Errorf("the table does not state the retention in force:\n%s", plain.String())
+	}
 	t.Logf("status:\n%s", plain.String())
 
 	// --process: by process name, by replica id, and no match.

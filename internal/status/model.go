@@ -25,6 +25,33 @@ type Report struct {
 	// unique: a replica id (POD_NAME), a binlog server_id.
 	Duplicates []Duplicate `json:"duplicates"`
 	Shared     *Shared     `json:"shared"` // null without a readable database
+	// Retention is the retention in force, as the instances asked report
+	// it; null when none reported one.
+	Retention *RetentionInForce `json:"retention"`
+}
+
+// RetentionInForce is the retention the cluster applies: that of the
+// instance holding the retention shard (it alone deletes), or, when none
+// of those asked does, of the first that answered.
+type RetentionInForce struct {
+	// Runs (finished runs and processed messages) and DeadLetters as set
+	// ("7d", "36h"; "forever" keeps them), and in seconds (0: forever).
+	Runs               string  `json:"runs"`
+	DeadLetters        string  `json:"deadLetters"`
+	RunsSeconds        float64 `json:"runsSeconds"`
+	DeadLettersSeconds float64 `json:"deadLettersSeconds"`
+	// SweptBy is the instance that sweeps; null when no instance asked
+	// holds the retention shard.
+	SweptBy *Identity `json:"sweptBy"`
+	// LastPassAgeSeconds is how long ago the sweeping instance finished a
+	// pass; null before its first.
+	LastPassAgeSeconds *float64 `json:"lastPassAgeSeconds"`
+	// OldestSeconds: age of the oldest row kept by kind (runs, processed,
+	// dead), as the sweeping instance last read it; empty when unknown.
+	OldestSeconds map[string]float64 `json:"oldestSeconds"`
+	// Differ lists the instances whose own setting differs: it applies
+	// only while they sweep.
+	Differ []Identity `json:"differ"`
 }
 
 // Duplicate is one identity shared by several live instances.
@@ -96,6 +123,21 @@ type Instance struct {
 	EntityTypes   []string `json:"entityTypes"`
 	Version       string   `json:"version"`
 	Source        string   `json:"source"` // runners | registry
+	// Retention is the instance's retention setting and sweeper; null when
+	// not asked or not reported.
+	Retention *InstanceRetention `json:"retention"`
+}
+
+// InstanceRetention is one instance's retention (its inspect document).
+type InstanceRetention struct {
+	Runs               string  `json:"runs"`
+	DeadLetters        string  `json:"deadLetters"`
+	RunsSeconds        float64 `json:"runsSeconds"`
+	DeadLettersSeconds float64 `json:"deadLettersSeconds"`
+	// Sweeping: the instance holds the retention shard.
+	Sweeping           bool               `json:"sweeping"`
+	LastPassAgeSeconds *float64           `json:"lastPassAgeSeconds"`
+	OldestSeconds      map[string]float64 `json:"oldestSeconds"`
 }
 
 // Identity names an instance: its replica id and runner address.

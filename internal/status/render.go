@@ -49,6 +49,7 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 	}
 	writeDuplicates(p, r.Duplicates)
 	writeShared(p, r)
+	writeRetention(p, r)
 	return p.err
 }
 

@@ -117,8 +117,9 @@ func (x *collector) Collect(ch chan<- prometheus.Metric) {
 		for t, n := range st.Deleted {
 			counter(descRetDeleted, float64(n), t)
 		}
-		gauge(descRetSweeping, bool01(st.Sweeping))
-		if st.Sweeping {
+		sweeping := e.RetentionSweeping()
+		gauge(descRetSweeping, bool01(sweeping))
+		if sweeping {
 			for k, age := range st.OldestAges(time.Now()) {
 				gauge(descRetOldest, age.Seconds(), string(k))
 			}

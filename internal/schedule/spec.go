@@ -8,21 +8,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/voltro/voltro/internal/errs"
 )
-
-// parser accepts five fields, an optional leading seconds field, and the
-// descriptors (@hourly, @daily, @every 10s, …).
-var parser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
 // Spec is a parsed cron expression bound to a time zone: a pure function from
 // an instant to the next tick, the same on every replica.
 type Spec struct {
 	expr  string
 	loc   *time.Location
-	cron  cron.Schedule
+	cron  *cronExpr     // five or six fields or a descriptor (cronexpr.go)
 	every time.Duration // > 0 for "@every D"
 }
 
@@ -49,7 +43,6 @@ func ParseSpec(expr, timeZone string) (Spec, error) {
 		}
 		timeZone, body = zone, strings.TrimSpace(body[i:])
 		if strings.HasPrefix(body, "TZ=") || strings.HasPrefix(body, "CRON_TZ=") {
-			// robfig/cron would slice past the end of "TZ=" and panic
 			return Spec{}, bad("it has more than one time zone prefix")
 		}
 	}
@@ -71,32 +64,12 @@ func ParseSpec(expr, timeZone string) (Spec, error) {
 		s.every = d
 		return s, nil
 	}
-	sched, err := parseCron(body)
+	c, err := parseCronExpr(body)
 	if err != nil {
 		return Spec{}, bad("%v", err)
 	}
-	if ss, ok := sched.(*cron.SpecSchedule); ok {
-		ss.Location = loc // never time.Local: replicas may live in different zones
-	}
-	s.cron = sched
-	if next, ok := s.safeNext(time.Now()); !ok {
-		return Spec{}, bad("the cron library cannot compute its next tick")
-	} else if next.IsZero() {
-		return Spec{}, bad("it matches no date in the next five years")
-	}
+	s.cron = c
 	return s, nil
-}
-
-// parseCron is parser.Parse that cannot panic: robfig/cron is unmaintained
-// and has panicked on odd input ("TZ="), and a stored spec is parsed by
-// every replica and by the CLI, so a panic there would take them all down.
-func parseCron(body string) (sched cron.Schedule, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			sched, err = nil, fmt.Errorf("the cron parser cannot read it (%v)", r)
-		}
-	}()
-	return parser.Parse(body)
 }
 
 // loadZone resolves a zone name; "" is UTC. Local is refused because it
@@ -130,17 +103,7 @@ func (s Spec) Next(t time.Time) time.Time {
 	if s.cron == nil {
 		return time.Time{}
 	}
-	return s.cron.Next(t.In(s.loc)).UTC()
-}
-
-// safeNext is Next that reports a panic of the cron library as !ok.
-func (s Spec) safeNext(t time.Time) (next time.Time, ok bool) {
-	defer func() {
-		if recover() != nil {
-			next, ok = time.Time{}, false
-		}
-	}()
-	return s.Next(t), true
+	return s.cron.next(t, s.loc)
 }
 
 // String is the expression as given.

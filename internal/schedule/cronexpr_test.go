@@ -485,8 +485,10 @@ func unixes(us []int64, loc *time.Location) []string {
 }
 
 // The golden data was recorded from ParseSpec as it was on
-// github.com/robfig/cron/v3 v3.0.1, by cron_robfig_gen_test.go (removed with
-// the dependency; see git log testdata/cron_robfig_next.txt.gz).
+// github.com/robfig/cron/v3 v3.0.1 by cron_robfig_gen_test.go, and the two
+// were compared on random expressions by cron_robfig_diff_test.go, before
+// the dependency was removed; both are in the history:
+// git log -- internal/schedule/cron_robfig_gen_test.go internal/schedule/cron_robfig_diff_test.go
 
 func readGolden(t *testing.T, name string) [][]string {
 	t.Helper()

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/schedule"
-	"github.com/voltro/voltro/internal/store"
 )
 
 // Schedule is a registered cron schedule.
@@ -68,17 +67,7 @@ func (a *App) scheduler() (*schedule.Scheduler, error) {
 	if a.sched != nil {
 		return a.sched, nil
 	}
-	d := a.e.Store()
-	var st schedule.Store
-	if h, ok := d.(store.SQLDB); ok {
-		s, err := schedule.NewSQLStore(h.DB(), d.Dialect())
-		if err != nil {
-			return nil, err
-		}
-		st = s
-	} else {
-		st = schedule.NewMemoryStore()
-	}
+	st := schedule.StoreOf(a.e.Store())
 	cfg := schedule.Config{ReplicaID: a.e.Config().ReplicaID, Store: st, Default: a.schedDefault, Logger: a.log}
 	if a.e.Config().Clustered() {
 		cfg.Cluster = &clusterFirer{a: a}

@@ -60,9 +60,6 @@ func RunCLI(ctx context.Context, args []string, env func(string) string, stdout,
 		return err
 	}
 	defer st.Close()
-	if err := st.Init(ctx); err != nil {
-		return err
-	}
 	if args[0] == "list" {
 		return listSchedules(ctx, st, *format == "json", stdout)
 	}
@@ -116,7 +113,7 @@ func Views(sums []Summary, now time.Time) []ScheduleView {
 }
 
 func listSchedules(ctx context.Context, st Store, asJSON bool, w io.Writer) error {
-	sums, err := st.Summaries(ctx)
+	sums, err := st.ScheduleSummaries(ctx)
 	if err != nil {
 		return err
 	}
@@ -138,12 +135,12 @@ func listSchedules(ctx context.Context, st Store, asJSON bool, w io.Writer) erro
 }
 
 func listRuns(ctx context.Context, st Store, name string, limit int, asJSON bool, w io.Writer) error {
-	runs, err := st.Runs(ctx, name, limit)
+	runs, err := st.ScheduleRuns(ctx, name, limit)
 	if err != nil {
 		return err
 	}
 	if len(runs) == 0 {
-		sums, err := st.Summaries(ctx)
+		sums, err := st.ScheduleSummaries(ctx)
 		if err != nil {
 			return err
 		}

@@ -22,10 +22,7 @@ func TestCLI(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			st := sc.open(t)
 			ctx := context.Background()
-			if err := st.Init(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := st.Define(ctx, Definition{Name: "demo.tick", Spec: "@every 5s", TimeZone: "UTC", Coordination: AdvisoryLock, Overlap: OverlapSkip, ReplicaID: "pod-a"}); err != nil {
+			if err := st.DefineSchedule(ctx, Definition{Name: "demo.tick", Spec: "@every 5s", TimeZone: "UTC", Coordination: AdvisoryLock, Overlap: OverlapSkip, ReplicaID: "pod-a"}); err != nil {
 				t.Fatal(err)
 			}
 			at := time.Now().Truncate(5 * time.Second).UTC()
@@ -35,11 +32,11 @@ func TestCLI(t *testing.T) {
 				{ScheduledAt: at, ReplicaID: "pod-a", Outcome: OutcomeLostLock, Status: StatusSkipped},
 			} {
 				r.Schedule = "demo.tick"
-				id, err := st.Insert(ctx, Run{Schedule: r.Schedule, ScheduledAt: r.ScheduledAt, ReplicaID: r.ReplicaID, Outcome: r.Outcome, Status: StatusRunning})
+				id, err := st.InsertScheduleRun(ctx, Run{Schedule: r.Schedule, ScheduledAt: r.ScheduledAt, ReplicaID: r.ReplicaID, Outcome: r.Outcome, Status: StatusRunning})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := st.Finish(ctx, id, r.Status, r.Error); err != nil {
+				if err := st.FinishScheduleRun(ctx, id, r.Status, r.Error); err != nil {
 					t.Fatal(err)
 				}
 			}

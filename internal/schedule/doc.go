@@ -14,4 +14,8 @@
 // primary key lets exactly one win. In cluster mode the workflow engine owns
 // the clock (see ClusterFirer). Every decision is recorded in
 // _voltro_schedule_runs with the replica and its coordination outcome.
+//
+// The package writes no SQL: it keeps its records through the store
+// (store.ScheduleStore, see Store), whose versioned migrations create the
+// tables.
 package schedule

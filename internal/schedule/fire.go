@@ -15,7 +15,7 @@ import (
 func (s *Scheduler) tick(ctx context.Context, e *entry, at time.Time, missed bool) {
 	outcome := OutcomeSingle
 	if e.coord == AdvisoryLock {
-		won, err := s.cfg.Store.Claim(ctx, Claim{Schedule: e.Name, ScheduledAt: at, ReplicaID: s.cfg.ReplicaID})
+		won, err := s.cfg.Store.ClaimScheduleTick(ctx, Claim{Schedule: e.Name, ScheduledAt: at, ReplicaID: s.cfg.ReplicaID})
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("schedule: claim failed, tick not fired by this replica", "schedule", e.Name, "scheduledAt", at, "err", err)
@@ -52,7 +52,7 @@ func (s *Scheduler) admit(ctx context.Context, e *entry, at time.Time, outcome O
 	e.mu.Lock()
 	localBusy, localBuffered := e.inflight > 0, e.buffered
 	e.mu.Unlock()
-	a, err := s.cfg.Store.Active(ctx, e.Name, s.stale())
+	a, err := s.activity(ctx, e.Name)
 	if err != nil {
 		s.log.Warn("schedule: cannot see runs on other replicas, judging overlap locally", "schedule", e.Name, "err", err)
 	}
@@ -72,11 +72,21 @@ func (s *Scheduler) admit(ctx context.Context, e *entry, at time.Time, outcome O
 // longer counts.
 func (s *Scheduler) stale() time.Duration { return 3 * s.cfg.Heartbeat }
 
+// activity counts the live runs of schedule, on every replica, whose
+// heartbeat is younger than stale by the store's clock.
+func (s *Scheduler) activity(ctx context.Context, schedule string) (Activity, error) {
+	now, err := s.cfg.Store.Now(ctx)
+	if err != nil {
+		return Activity{}, err
+	}
+	return s.cfg.Store.ActiveScheduleRuns(ctx, schedule, now.Add(-s.stale()))
+}
+
 // record writes a row for a tick that does not run here.
 func (s *Scheduler) record(ctx context.Context, e *entry, at time.Time, o Outcome) {
 	e.count(o, 1)
 	r := Run{Schedule: e.Name, ScheduledAt: at, ReplicaID: s.cfg.ReplicaID, Outcome: o, Status: StatusSkipped}
-	if _, err := s.cfg.Store.Insert(ctx, r); err != nil && ctx.Err() == nil {
+	if _, err := s.cfg.Store.InsertScheduleRun(ctx, r); err != nil && ctx.Err() == nil {
 		s.log.Warn("schedule: cannot record tick", "schedule", e.Name, "scheduledAt", at, "outcome", o, "err", err)
 	}
 	s.log.Debug("schedule tick", "schedule", e.Name, "scheduledAt", at, "outcome", o)
@@ -103,7 +113,7 @@ func (s *Scheduler) begin(ctx context.Context, e *entry, at time.Time, o Outcome
 		e.inflight++
 	}
 	e.mu.Unlock()
-	id, err := s.cfg.Store.Insert(ctx, Run{Schedule: e.Name, ScheduledAt: at, ReplicaID: s.cfg.ReplicaID, Outcome: o, Status: st})
+	id, err := s.cfg.Store.InsertScheduleRun(ctx, Run{Schedule: e.Name, ScheduledAt: at, ReplicaID: s.cfg.ReplicaID, Outcome: o, Status: st})
 	if err != nil {
 		s.log.Warn("schedule: cannot record run, running it anyway", "schedule", e.Name, "scheduledAt", at, "err", err)
 	}
@@ -150,7 +160,7 @@ func (s *Scheduler) awaitTurn(ctx context.Context, j *job) bool {
 		localBusy := e.inflight > 0
 		e.mu.Unlock()
 		if !localBusy {
-			a, err := s.cfg.Store.Active(ctx, e.Name, s.stale())
+			a, err := s.activity(ctx, e.Name)
 			if err == nil && a.Running == 0 {
 				break
 			}
@@ -167,7 +177,7 @@ func (s *Scheduler) awaitTurn(ctx context.Context, j *job) bool {
 	e.inflight++
 	e.mu.Unlock()
 	if j.id != 0 {
-		if _, err := s.cfg.Store.Start(ctx, j.id); err != nil {
+		if _, err := s.cfg.Store.StartScheduleRun(ctx, j.id); err != nil {
 			s.log.Warn("schedule: cannot mark queued run started", "schedule", e.Name, "err", err)
 		}
 	}
@@ -181,7 +191,7 @@ func (s *Scheduler) finish(ctx context.Context, j *job, st Status, text string) 
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := s.cfg.Store.Finish(fctx, j.id, st, text); err != nil {
+	if err := s.cfg.Store.FinishScheduleRun(fctx, j.id, st, text); err != nil {
 		s.log.Warn("schedule: cannot record end of run", "schedule", j.e.Name, "scheduledAt", j.at, "err", err)
 	}
 }

@@ -5,6 +5,8 @@ package schedule
 import (
 	"context"
 	"time"
+
+	"github.com/voltro/voltro/internal/store"
 )
 
 // heartbeatLoop keeps this replica's running and queued rows fresh so other
@@ -23,7 +25,7 @@ func (s *Scheduler) heartbeatLoop(ctx context.Context) {
 		if s.liveRuns() == 0 {
 			continue
 		}
-		if err := s.cfg.Store.Heartbeat(ctx, s.cfg.ReplicaID); err != nil && ctx.Err() == nil {
+		if err := s.cfg.Store.HeartbeatScheduleRuns(ctx, s.cfg.ReplicaID); err != nil && ctx.Err() == nil {
 			s.log.Warn("schedule: heartbeat failed", "err", err)
 		}
 	}
@@ -52,12 +54,28 @@ func (s *Scheduler) gcLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		res, err := s.cfg.Store.GC(ctx, Retention{Claims: s.cfg.ClaimRetention, Runs: s.cfg.RunRetention, Stale: 4 * s.stale()})
+		res, err := s.collect(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			s.log.Warn("schedule: garbage collection failed", "err", err)
-		case res != GCResult{}:
+		case res != store.ScheduleGCResult{}:
 			s.log.Debug("schedule: garbage collected", "claims", res.Claims, "runs", res.Runs, "abandoned", res.Abandoned)
 		}
 	}
+}
+
+// collect runs one garbage collection with the retentions as cut-offs on
+// the store's clock: claims older than ClaimRetention, finished runs older
+// than RunRetention, and live runs without a heartbeat for four stale
+// periods (abandoned).
+func (s *Scheduler) collect(ctx context.Context) (store.ScheduleGCResult, error) {
+	now, err := s.cfg.Store.Now(ctx)
+	if err != nil {
+		return store.ScheduleGCResult{}, err
+	}
+	return s.cfg.Store.CollectSchedules(ctx, store.ScheduleGC{
+		ClaimsBefore: now.Add(-s.cfg.ClaimRetention),
+		RunsBefore:   now.Add(-s.cfg.RunRetention),
+		StaleBefore:  now.Add(-4 * s.stale()),
+	})
 }

@@ -1,60 +1,60 @@
-// Opening a SQL store from a DB_URL, for the CLI and the test processes; the
-// app itself hands NewSQLStore the pool its store driver already opened.
+// Opening the store of a DB_URL, for the CLI and the test processes; the
+// app itself hands the Scheduler the store its engine already opened.
 package schedule
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-
-	_ "github.com/go-sql-driver/mysql"
-	_ "github.com/jackc/pgx/v5/stdlib"
-	_ "modernc.org/sqlite"
+	"log/slog"
 
 	"github.com/voltro/voltro/internal/dburl"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/memory"
+	"github.com/voltro/voltro/internal/store/open"
 )
 
-// OpenURL opens the database named by rawURL (and DB_DIALECT-style dialect,
-// may be empty) and returns a store that closes it on Close. The memory store
-// has no tables to open: that is CodeInvalidConfig.
-func OpenURL(ctx context.Context, rawURL, dialect string) (*SQLStore, error) {
+// StoreCloser is a Store that OpenURL opened; Close closes it.
+type StoreCloser interface {
+	Store
+	Close() error
+}
+
+// OpenURL opens the store named by rawURL (and DB_DIALECT-style dialect,
+// may be empty) and applies its migrations, which create the schedule
+// tables if they are missing. The memory store keeps its schedules inside
+// the app process: that is CodeInvalidConfig.
+func OpenURL(ctx context.Context, rawURL, dialect string) (StoreCloser, error) {
 	r, err := dburl.Resolve(rawURL, dialect)
 	if err != nil {
 		return nil, err
 	}
-	var driver, dsn string
-	switch r.Dialect {
-	case store.Postgres:
-		driver, dsn = "pgx", r.DSN
-	case store.MariaDB, store.MySQL:
-		driver, dsn = "mysql", r.DSN
-	case store.SQLite:
-		driver, dsn = "sqlite", r.DSN+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"
-	default:
+	if r.Dialect == store.Memory {
 		return nil, errs.New(errs.CodeInvalidConfig, "DB_URL names the %s store, whose schedules live only inside the app process", r.Dialect)
 	}
-	maxConns, err := store.PoolCap(0)
+	d, err := open.DB(ctx, r, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		return nil, errs.Wrap(errs.CodeInvalidConfig, err, "open "+dburl.Redact(rawURL))
+	st, ok := d.(StoreCloser)
+	if !ok {
+		d.Close()
+		return nil, errs.New(errs.CodeInvalidConfig, "the %s store keeps no schedules", r.Dialect)
 	}
-	if maxConns > 0 && r.Dialect == store.Postgres {
-		db.SetMaxOpenConns(maxConns)
+	if err := d.Migrate(ctx); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("schedules: migrating the %s store: %w", r.Dialect, err)
 	}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, errs.Wrap(errs.CodeUnavailable, fmt.Errorf("ping: %w", err), "open "+dburl.Redact(rawURL))
+	return st, nil
+}
+
+// StoreOf is the schedule storage of d: d itself, as every store of this
+// repository keeps schedules; a driver that keeps none gets an in-process
+// store of its own (schedules then coordinate within this process only,
+// as on the memory store).
+func StoreOf(d store.Driver) Store {
+	if st, ok := d.(Store); ok {
+		return st
 	}
-	s, err := NewSQLStore(db, r.Dialect)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	s.owned = true
-	return s, nil
+	return memory.New()
 }

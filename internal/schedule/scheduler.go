@@ -16,7 +16,7 @@ import (
 // Config configures a Scheduler. Zero durations take the defaults shown.
 type Config struct {
 	ReplicaID string // this instance's stable name (POD_NAME); required
-	Store     Store  // required
+	Store     Store  // required; its migrations must have run (the engine runs them)
 	// Default is the app-wide coordination; "" picks advisoryLock on
 	// PostgreSQL and MariaDB/MySQL, single on SQLite and memory.
 	Default Coordination
@@ -55,7 +55,7 @@ type Scheduler struct {
 	entries map[string]*entry
 	order   []string
 	started bool
-	runCtx  context.Context // set once Run has created the tables
+	runCtx  context.Context // set once Run has started
 	wg      sync.WaitGroup  // timer loops and asynchronous runs
 }
 
@@ -149,9 +149,9 @@ func (s *Scheduler) Register(sch Schedule) error {
 	return nil
 }
 
-// Run creates the tables, records the definitions, arms every schedule and
-// blocks until ctx ends and the runs in flight have returned. The functions
-// see ctx, so they are asked to stop with it.
+// Run records the definitions, arms every schedule and blocks until ctx
+// ends and the runs in flight have returned. The functions see ctx, so
+// they are asked to stop with it.
 func (s *Scheduler) Run(parent context.Context) error {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
@@ -161,11 +161,6 @@ func (s *Scheduler) Run(parent context.Context) error {
 		return errs.New(errs.CodeInvalidArgument, "schedule: Run called twice")
 	}
 	s.started = true
-	s.mu.Unlock()
-	if err := s.cfg.Store.Init(ctx); err != nil {
-		return err
-	}
-	s.mu.Lock()
 	s.runCtx = ctx
 	armed := make([]*entry, 0, len(s.order))
 	for _, name := range s.order {
@@ -197,7 +192,7 @@ func (s *Scheduler) arm(ctx context.Context, e *entry) error {
 		Name: e.Name, Spec: e.Spec, TimeZone: e.TimeZone, Coordination: e.coord,
 		Overlap: e.Overlap, CatchUp: e.CatchUp, ReplicaID: s.cfg.ReplicaID,
 	}
-	if err := s.cfg.Store.Define(ctx, def); err != nil {
+	if err := s.cfg.Store.DefineSchedule(ctx, def); err != nil {
 		return err
 	}
 	s.log.Info("schedule armed", "schedule", e.Name, "spec", e.Spec, "timeZone", e.TimeZone,

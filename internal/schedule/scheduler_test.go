@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/memory"
 )
 
 func noop(context.Context, time.Time) error { return nil }
@@ -19,7 +20,7 @@ func noop(context.Context, time.Time) error { return nil }
 // runsOf lists a schedule's rows oldest first.
 func runsOf(t testing.TB, st Store, name string) []Run {
 	t.Helper()
-	rs, err := st.Runs(context.Background(), name, 0)
+	rs, err := st.ScheduleRuns(context.Background(), name, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestDefaultCoordination(t *testing.T) {
 
 // dialectStore lets a memory store pose as another dialect, for defaults.
 type dialectStore struct {
-	*MemoryStore
+	*memory.Store
 	d store.Dialect
 }
 
@@ -203,13 +204,10 @@ func TestMissedTicks(t *testing.T) {
 	t.Parallel()
 	st := openURL(t, "sqlite:"+t.TempDir()+"/missed.db")
 	ctx := context.Background()
-	if err := st.Init(ctx); err != nil {
-		t.Fatal(err)
-	}
 	// The app last fired both schedules 6 s ago, then was down.
 	last := time.Now().Truncate(time.Second).Add(-6 * time.Second)
 	for _, name := range []string{"nocatch", "catch", "limited"} {
-		if _, err := st.Insert(ctx, Run{Schedule: name, ScheduledAt: last, ReplicaID: "old", Outcome: OutcomeSingle, Status: StatusSucceeded}); err != nil {
+		if _, err := st.InsertScheduleRun(ctx, Run{Schedule: name, ScheduledAt: last, ReplicaID: "old", Outcome: OutcomeSingle, Status: StatusSucceeded}); err != nil {
 			t.Fatal(err)
 		}
 	}

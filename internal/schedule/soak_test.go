@@ -117,7 +117,7 @@ func TestSoakAdvisoryLockProcesses(t *testing.T) {
 // checkSoak: no tick is won twice anywhere; every tick in [from, to] is won
 // exactly once; no replica has two rows for one tick; losers are recorded
 // (lostLock) and nothing was missed.
-func checkSoak(t *testing.T, st *SQLStore, schedule string, replicas int, from, to time.Time, duration time.Duration) {
+func checkSoak(t *testing.T, st Store, schedule string, replicas int, from, to time.Time, duration time.Duration) {
 	rs := runsOf(t, st, schedule)
 	type tick struct {
 		won      int
@@ -181,11 +181,11 @@ func checkSoak(t *testing.T, st *SQLStore, schedule string, replicas int, from, 
 	if checked < int(duration/time.Second)-5 {
 		t.Errorf("only %d ticks checked", checked)
 	}
-	var claims int
-	if err := st.DB().QueryRowContext(context.Background(), st.d.sql(`SELECT COUNT(*) FROM "_voltro_schedule_claims" WHERE "schedule" = ?`), schedule).Scan(&claims); err != nil {
+	claims, err := st.CountScheduleClaims(context.Background(), schedule)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if duration >= 40*time.Second && claims >= len(buckets) {
+	if duration >= 40*time.Second && claims >= int64(len(buckets)) {
 		t.Errorf("claims were not collected: %d claims for %d ticks", claims, len(buckets))
 	}
 	t.Logf("%d ticks recorded, %d checked without gap, %d with all %d replicas recorded; wins per replica %v; %d live claims after GC",

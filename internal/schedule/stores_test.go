@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/voltro/voltro/internal/store/memory"
 	"github.com/voltro/voltro/internal/testdb"
 )
 
@@ -16,8 +17,12 @@ type storeCase struct {
 	open func(t testing.TB) Store
 }
 
-// openURL opens a SQL store for the test and closes it at cleanup.
-func openURL(t testing.TB, url string) *SQLStore {
+// NewMemoryStore is a fresh in-process store, shared by the schedulers of
+// a test as the replicas of one process would share it.
+func NewMemoryStore() *memory.Store { return memory.New() }
+
+// openURL opens and migrates a store for the test and closes it at cleanup.
+func openURL(t testing.TB, url string) StoreCloser {
 	t.Helper()
 	s, err := OpenURL(context.Background(), url, "")
 	if err != nil {

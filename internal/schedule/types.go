@@ -5,10 +5,11 @@ import (
 	"strings"
 
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
 )
 
 // Coordination says how the replicas of an app agree on who fires a tick.
-type Coordination string
+type Coordination = store.ScheduleCoordination
 
 const (
 	// CoordinationDefault takes the app-wide default.
@@ -24,7 +25,7 @@ const (
 
 // Overlap says what a tick does while an earlier run of its schedule is
 // still running on any replica.
-type Overlap string
+type Overlap = store.ScheduleOverlap
 
 const (
 	// OverlapDefault is OverlapSkip.
@@ -39,36 +40,34 @@ const (
 )
 
 // Outcome is the coordination outcome recorded for a tick on a replica.
-type Outcome string
+type Outcome = store.ScheduleOutcome
 
 const (
-	OutcomeSingle         Outcome = "single"         // fired, no coordination
-	OutcomeWonLock        Outcome = "wonLock"        // fired, this replica's claim won
-	OutcomeLostLock       Outcome = "lostLock"       // not fired here, another replica claimed it
-	OutcomeCluster        Outcome = "cluster"        // fired by the workflow engine on the shard owner
-	OutcomeSkippedOverlap Outcome = "skippedOverlap" // not fired, an earlier run was still going
-	OutcomeQueued         Outcome = "queued"         // fired after the earlier run finished
-	OutcomeMissed         Outcome = "missed"         // not fired, nobody was there in time and catch-up is off
+	OutcomeSingle         = store.ScheduleOutcomeSingle         // fired, no coordination
+	OutcomeWonLock        = store.ScheduleOutcomeWonLock        // fired, this replica's claim won
+	OutcomeLostLock       = store.ScheduleOutcomeLostLock       // not fired here, another replica claimed it
+	OutcomeCluster        = store.ScheduleOutcomeCluster        // fired by the workflow engine on the shard owner
+	OutcomeSkippedOverlap = store.ScheduleOutcomeSkippedOverlap // not fired, an earlier run was still going
+	OutcomeQueued         = store.ScheduleOutcomeQueued         // fired after the earlier run finished
+	OutcomeMissed         = store.ScheduleOutcomeMissed         // not fired, nobody was there in time and catch-up is off
 )
 
 // Outcomes lists every outcome in display order.
 var Outcomes = []Outcome{OutcomeSingle, OutcomeWonLock, OutcomeLostLock, OutcomeCluster, OutcomeSkippedOverlap, OutcomeQueued, OutcomeMissed}
 
-// Status is the lifecycle state of a run row.
-type Status string
+// Status is the lifecycle state of a run row; Live reports whether a run
+// in it still holds its schedule.
+type Status = store.ScheduleStatus
 
 const (
-	StatusQueued    Status = "queued"    // waiting for the earlier run to finish
-	StatusRunning   Status = "running"   // the function is running
-	StatusSucceeded Status = "succeeded" // the function returned nil
-	StatusFailed    Status = "failed"    // the function returned an error or panicked
-	StatusSkipped   Status = "skipped"   // the function did not run here (lostLock, skippedOverlap, missed)
-	StatusCancelled Status = "cancelled" // a queued run whose replica shut down before it started
-	StatusAbandoned Status = "abandoned" // its replica stopped heart-beating while it was running or queued
+	StatusQueued    = store.ScheduleQueued    // waiting for the earlier run to finish
+	StatusRunning   = store.ScheduleRunning   // the function is running
+	StatusSucceeded = store.ScheduleSucceeded // the function returned nil
+	StatusFailed    = store.ScheduleFailed    // the function returned an error or panicked
+	StatusSkipped   = store.ScheduleSkipped   // the function did not run here (lostLock, skippedOverlap, missed)
+	StatusCancelled = store.ScheduleCancelled // a queued run whose replica shut down before it started
+	StatusAbandoned = store.ScheduleAbandoned // its replica stopped heart-beating while it was running or queued
 )
-
-// Live reports whether a run in this state still holds its schedule.
-func (s Status) Live() bool { return s == StatusQueued || s == StatusRunning }
 
 // ParseCoordination reads a coordination name, case-insensitively. The empty
 // string is CoordinationDefault. Anything else fails with CodeInvalidConfig.

@@ -42,6 +42,8 @@ func readShared(ctx context.Context, d store.Driver, stale time.Duration) *Share
 	db := h.DB()
 	if ok, err := hasTables(ctx, dl, db, "_voltro_schedule_runs", "_voltro_schedule_claims"); err != nil {
 		sh.Errors = append(sh.Errors, fmt.Sprintf("schedules: %v", err))
+	} else if ok, err = schedulesRecorded(ctx, d, ok); err != nil {
+		sh.Errors = append(sh.Errors, fmt.Sprintf("schedules: %v", err))
 	} else if ok {
 		if s, err := readSchedules(ctx, dl, db); err != nil {
 			sh.Errors = append(sh.Errors, fmt.Sprintf("schedules: %v", err))
@@ -59,6 +61,20 @@ func readShared(ctx context.Context, d store.Driver, stale time.Duration) *Share
 		}
 	}
 	return sh
+}
+
+// schedulesRecorded reports, where the schedule tables exist (tables),
+// whether any schedule left a row in them: the migrations create them on
+// every database, and the footer of one where no schedule ever ran says so
+// (Schedules null) rather than show zeros. A schedule's definition row
+// stays, so once one ran the footer shows its activity for good.
+func schedulesRecorded(ctx context.Context, d store.Driver, tables bool) (bool, error) {
+	ss, ok := d.(store.ScheduleStore)
+	if !tables || !ok {
+		return tables, nil
+	}
+	sums, err := ss.ScheduleSummaries(ctx)
+	return len(sums) > 0, err
 }
 
 func hasTables(ctx context.Context, dl sqlDialect, db *sql.DB, tables ...string) (bool, error) {

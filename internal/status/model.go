@@ -156,7 +156,7 @@ type Problem struct {
 type Shared struct {
 	// ActiveWindowSeconds is how far back "recent" reaches (300).
 	ActiveWindowSeconds float64         `json:"activeWindowSeconds"`
-	Schedules           *ScheduleState  `json:"schedules"` // null: no schedule tables yet
+	Schedules           *ScheduleState  `json:"schedules"` // null: no schedule has run on the database
 	Workflows           *WorkflowCounts `json:"workflows"` // null: no workflow tables
 	Messages            MessageState    `json:"messages"`
 	Errors              []string        `json:"errors"` // parts that could not be read

@@ -8,7 +8,8 @@ import (
 
 // SQLDB is implemented by the SQL stores: the application pool as a
 // database/sql handle, for features that keep their own small tables
-// (schedules, change capture) and for the application's own writes.
+// (change capture) and for the application's own writes. Schedules no
+// longer use it: they are part of the contract (ScheduleStore).
 type SQLDB interface {
 	DB() *sql.DB
 }

@@ -65,9 +65,10 @@ func (p Policy) Requests(now time.Time) []store.SweepRequest {
 // PassOptions tune one pass.
 type PassOptions struct {
 	Limit int // rows of a kind per batch; 0 is store.DefaultSweepLimit
-	// Pause is the least wait between two batches; each wait is at least
-	// as long as the batch before it took, so a pass never has the
-	// database more than half of the time.
+	// Pause is the least wait between two batches; each wait is also at
+	// least twice as long as the batch before it took, so a pass has the
+	// database at most a third of the time, and slows down by itself when
+	// the database is busy (its batches take longer).
 	Pause  time.Duration
 	DryRun bool
 	// Continue, when set, is asked before every batch: false ends the pass
@@ -137,7 +138,7 @@ func Pass(ctx context.Context, d Store, p Policy, opts PassOptions, batch func(s
 			}
 			began := time.Now()
 			b, err := d.Sweep(ctx, req)
-			wait = max(opts.Pause, time.Since(began))
+			wait = max(opts.Pause, 2*time.Since(began))
 			if err != nil {
 				res.Kinds = append(res.Kinds, kr)
 				if ctx.Err() != nil {

@@ -1,5 +1,6 @@
 // voltro schedules: the schedules recorded in DB_URL's database and their
 // runs; the logic (and its tests) live in internal/schedule.
+
 package main
 
 import (

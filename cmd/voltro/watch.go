@@ -1,5 +1,6 @@
 // `voltro watch TABLE [--where COL=VALUE]... [--format json]`: print the
 // changes of a table as they commit, through the dialect's change feed.
+
 package main
 
 import (

@@ -1,6 +1,7 @@
 // The body of `voltro bench cdc`: write-to-remote-delivery latency and
 // delivered events/s between two feeds (two instances) on one database,
 // printed beside the database's own single-row commit rate from the same run.
+
 package cdc
 
 import (

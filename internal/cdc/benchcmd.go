@@ -1,4 +1,5 @@
 // The flag parsing of `voltro bench cdc`, so the CLI only wires it in.
+
 package cdc
 
 import (

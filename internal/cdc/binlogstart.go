@@ -1,5 +1,6 @@
 // Starting the MariaDB binlog reader: preconditions, server_id, offsets, and
 // the fallback to inline emit when the server or the user is not ready.
+
 package cdc
 
 import (

@@ -1,5 +1,6 @@
 // The Feed: one per instance, owning the pool, the transport and the
 // subscriber fan-out.
+
 package cdc
 
 import (

@@ -1,4 +1,5 @@
 // Opening the application pool for each dialect.
+
 package cdc
 
 import (

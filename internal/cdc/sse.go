@@ -1,5 +1,6 @@
 // The Server-Sent Events endpoint: a browser subscribes to a table (and a
 // filter) with GET ?table=T&where=COL=VALUE and receives one event per delta.
+
 package cdc
 
 import (

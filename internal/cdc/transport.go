@@ -1,5 +1,6 @@
 // The transports a feed can resolve to, with the names shown in the boot
 // log, the inspect endpoint and `voltro cluster status`.
+
 package cdc
 
 // Transport is how changes reach subscribers.

@@ -10,6 +10,7 @@
 // and then removes the triggers while holding it, so a subscriber arriving
 // meanwhile waits and installs them again. A crashed instance's locks end
 // with its connection.
+
 package cdc
 
 import (

@@ -1,5 +1,6 @@
 // The body of `voltro watch TABLE [--where COL=VALUE]... [--format json]`:
 // subscribe against DB_URL through the dialect's feed and print each delta.
+
 package cdc
 
 import (

@@ -3,6 +3,7 @@
 // every other, in one commit order. With inline emit (MySQL, SQLite, memory,
 // CDC=0, fallback) they are published to this feed's subscribers right after
 // commit, under a per-table lock so publish order is commit order.
+
 package cdc
 
 import (

@@ -2,6 +2,7 @@
 
 // Whether a process id names a running process, where signal 0 is not
 // available.
+
 package registry
 
 import "os"

@@ -1,6 +1,7 @@
 //go:build unix
 
 // Whether a process id names a running process, on Unix.
+
 package registry
 
 import (

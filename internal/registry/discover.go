@@ -1,6 +1,7 @@
 // Discovery: the instances of one database, from the runners table of a SQL
 // store or from the local registry directory, each with the best process
 // name known for it.
+
 package registry
 
 import (

@@ -1,4 +1,5 @@
 // Writing, listing and pruning the entries of a registry directory.
+
 package registry
 
 import (

@@ -1,5 +1,6 @@
 // The runner row's Meta JSON: what a SQL-backed instance publishes about
 // itself beyond the row's own columns, for status displays.
+
 package registry
 
 import (

@@ -1,5 +1,6 @@
 // `voltro schedules`: list the schedules recorded in the shared database and
 // the runs of one of them, as a table or JSON.
+
 package schedule
 
 import (

@@ -1,5 +1,6 @@
 // The seam to the workflow engine for cluster coordination: the engine owns
 // the clock and fires each tick once, on the owner of the schedule's shard.
+
 package schedule
 
 import (

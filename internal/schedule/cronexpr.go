@@ -1,6 +1,7 @@
 // Cron expressions: our own parser and next-tick calculator. They replaced
 // github.com/robfig/cron/v3, which is unmaintained and panicked on odd input,
 // and accept the language ParseSpec accepted with it (see parseCronExpr).
+
 package schedule
 
 import (

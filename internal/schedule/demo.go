@@ -1,5 +1,6 @@
 // What `voltro demo` needs for its demo.tick schedule: the period from the
 // --tick flag or VOLTRO_DEMO_TICK, and the schedule itself.
+
 package schedule
 
 import (

@@ -1,5 +1,6 @@
 // The per-schedule state a replica keeps: resolved coordination, local runs
 // in flight and the queue buffer, and outcome counters.
+
 package schedule
 
 import (

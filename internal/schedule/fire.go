@@ -1,5 +1,6 @@
 // Firing one tick: coordination (claim or not), the catch-up rule, the
 // overlap policy, and the run itself with its record.
+
 package schedule
 
 import (

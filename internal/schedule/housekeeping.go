@@ -1,5 +1,6 @@
 // Background chores of a running Scheduler: heart-beating its live run rows
 // and garbage-collecting old claims and runs.
+
 package schedule
 
 import (

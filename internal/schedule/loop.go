@@ -1,6 +1,7 @@
 // The timer loop of one schedule: sleep until the next tick by the replica's
 // clock, then fire it. A tick this replica reaches late is still fired if it
 // is at most MissedAfter overdue (a stalled process); older ones are missed.
+
 package schedule
 
 import (

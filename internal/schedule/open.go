@@ -1,5 +1,6 @@
 // Opening the store of a DB_URL, for the CLI and the test processes; the
 // app itself hands the Scheduler the store its engine already opened.
+
 package schedule
 
 import (

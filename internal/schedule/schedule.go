@@ -1,4 +1,5 @@
 // The Schedule a caller registers, and its validation.
+
 package schedule
 
 import (

@@ -1,5 +1,6 @@
 // The Scheduler: configuration, registration and the Run loop that arms one
 // timer per schedule.
+
 package schedule
 
 import (

@@ -1,5 +1,6 @@
 // Cron expressions: parsing with clear errors, and the deterministic tick
 // sequence every replica computes alike.
+
 package schedule
 
 import (

@@ -2,6 +2,7 @@
 // The storage contract is the store's (store.ScheduleStore, with its
 // conformance suite in storetest); the names here are the scheduler's for
 // the same records.
+
 package schedule
 
 import (

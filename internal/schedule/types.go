@@ -1,4 +1,5 @@
 // Enumerations of the schedule options and record fields, and their parsers.
+
 package schedule
 
 import (

@@ -1,6 +1,7 @@
 // Collecting a Report: discover the instances (runners table on a SQL
 // store, the local registry directory otherwise), ask each one for its
 // inspect document in parallel, and read the shared footer.
+
 package status
 
 import (

@@ -3,6 +3,7 @@
 // given one POD_NAME both look healthy on their own while their binlog
 // streams keep knocking each other off (error 4052); only a view of every
 // row shows it.
+
 package status
 
 import (

@@ -1,4 +1,5 @@
 // Small text helpers shared by the table: durations and empty cells.
+
 package status
 
 import (

@@ -1,4 +1,5 @@
 // Asking one instance for its inspect document over HTTP.
+
 package status
 
 import (

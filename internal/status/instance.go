@@ -1,6 +1,7 @@
 // One row: what the registry found, merged with what the instance said
 // about itself (or why it could not be asked), judged for staleness and for
 // a runner address other machines cannot reach.
+
 package status
 
 import (

@@ -1,4 +1,5 @@
 // The JSON form: the Report as is, indented (docs/cluster-status.schema.json).
+
 package status
 
 import (

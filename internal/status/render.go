@@ -2,6 +2,7 @@
 // a loopback address in red with its fix, stale and unreachable instances,
 // drain problems), then the shared state. Colour only when asked (a
 // terminal); without it every mark is also in the text.
+
 package status
 
 import (

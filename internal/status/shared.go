@@ -2,6 +2,7 @@
 // claims, in-flight workflow runs, dead letters, the oldest undelivered
 // message and the backlog of entity types no live runner hosts. Every part is read on its own; a part that fails is named in
 // Errors and the rest is still shown.
+
 package status
 
 import (

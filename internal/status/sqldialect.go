@@ -1,6 +1,7 @@
 // The SQL that differs between PostgreSQL, MariaDB/MySQL and SQLite for the
 // footer's read-only queries: quoting, the window "now minus 5 minutes",
 // ages in seconds, and whether a table exists.
+
 package status
 
 import (

@@ -2,6 +2,7 @@
 // its own mariadbd on a free loopback port (from 3320 up) and a temporary
 // datadir, configured the way the binlog feed needs it, stopped by PID when
 // the test ends. The default server on 3306 runs without a binlog.
+
 package testdb
 
 import (

@@ -3,6 +3,7 @@
 // datadir, with helpers to kill and restart nodes for failover tests. The
 // same code backs `go run ./internal/testdb/cmd/galera up|down`, which
 // scripts/test uses to share one cluster among all test packages.
+
 package testdb
 
 import (

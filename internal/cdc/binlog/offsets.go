@@ -1,5 +1,6 @@
 // The per-replica resume position, kept in _voltro_cdc_offsets on the
 // shared database.
+
 package binlog
 
 import (

@@ -1,5 +1,6 @@
 // Boot-time checks of what a binlog reader needs from the server and from
 // the replication user, each missing item named.
+
 package binlog
 
 import (

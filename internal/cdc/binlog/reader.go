@@ -1,6 +1,7 @@
 // The binlog reader of one replica: streams from its stored GTID position,
 // hands each committed transaction's row changes over, and keeps the
 // position in _voltro_cdc_offsets.
+
 package binlog
 
 import (

@@ -1,4 +1,5 @@
 // Conversion of binlog row images into deltas.
+
 package binlog
 
 import (

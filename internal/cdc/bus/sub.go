@@ -1,5 +1,6 @@
 // One subscription: a bounded queue filled by publishers and drained into the
 // subscriber's channel by its own goroutine.
+
 package bus
 
 import (

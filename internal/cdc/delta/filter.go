@@ -1,6 +1,7 @@
 // Column-equality filters for subscriptions, matched against a delta's row,
 // old row or key by the text form of each value, so a filter written as text
 // (CLI flag, query string) matches the typed values every transport produces.
+
 package delta
 
 import (

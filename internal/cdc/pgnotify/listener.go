@@ -1,5 +1,6 @@
 // The listening connection: one per instance, outside the pool, reconnecting
 // with backoff; after a reconnect it reports a gap so subscribers resync.
+
 package pgnotify
 
 import (

@@ -3,6 +3,7 @@
 // role that can connect, and NOTIFY needs none either, so anything in it may
 // be forged. Resolve turns a note into deltas by re-reading the row with the
 // application's own privileges and checking it against the note.
+
 package pgnotify
 
 import (

@@ -1,4 +1,5 @@
 // Primary-key discovery per dialect, so deltas carry the key of the row.
+
 package sqlwrite
 
 import (

@@ -1,5 +1,6 @@
 // The three row writes. Each returns the delta it caused (with the row after
 // and, where asked, the row before), ready to publish after commit.
+
 package sqlwrite
 
 import (

@@ -1,6 +1,7 @@
 // Taking many shards in three round trips (see store.BatchLocker):
 // every GET_LOCK in one SELECT, every ledger bump in one upsert, and one
 // read of the epochs, instead of three statements a shard.
+
 package mysql
 
 import (

@@ -1,6 +1,7 @@
 // Advisory mode: a shard is held by GET_LOCK on the locker's session, which
 // the server releases the instant the session dies. The ledger row only
 // carries the epoch: each acquisition bumps it.
+
 package mysql
 
 import (

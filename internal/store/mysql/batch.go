@@ -5,6 +5,7 @@
 // leave the transaction open (a 1205 rolls back only its statement), so any
 // error is followed by a ROLLBACK on the same connection before it goes back
 // to the pool.
+
 package mysql
 
 import (

@@ -1,5 +1,6 @@
 // Claims and everything fenced by them: Claim, Complete, DeadLetter, Release,
 // RecordAttempt, ReplayDead and ExtendClaims.
+
 package mysql
 
 import (

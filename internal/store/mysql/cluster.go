@@ -1,5 +1,6 @@
 // Cluster-wide facts: the config row, the lock mode resolution and the
 // epoch ledger listing.
+
 package mysql
 
 import (

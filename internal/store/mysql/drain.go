@@ -1,5 +1,6 @@
 // How messages drain: when the next delayed message of an owner falls due,
 // and the per-shard / per-type backlog summary, both by the database clock.
+
 package mysql
 
 import (

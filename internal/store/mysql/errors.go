@@ -2,6 +2,7 @@
 // cannot be reached" (errs.CodeUnavailable), which mean "run it again"
 // (deadlock, Galera certification conflict, lock wait timeout), and which
 // are a duplicate key.
+
 package mysql
 
 import (

@@ -2,6 +2,7 @@
 // hold its presence or shard locks (see store.Fencer). A user may kill its
 // own connections; another user's need CONNECTION ADMIN (MariaDB: or the
 // older SUPER / PROCESS-based grants).
+
 package mysql
 
 import (

@@ -2,6 +2,7 @@
 // tables, camelCase columns, written a batch per transaction by the
 // engine's background writer and read only by tools, never by the engine
 // for correctness.
+
 package mysql
 
 import (

@@ -4,6 +4,7 @@
 // what makes row mode correct on a multi-primary cluster (a conflicting
 // upsert on another node fails with 1213 and is retried; the retry then sees
 // the winner's row).
+
 package mysql
 
 import (

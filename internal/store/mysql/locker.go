@@ -1,6 +1,7 @@
 // The locker: one reserved connection, from a one-connection pool of its own
 // (apart from the application pool), carrying a runner's shard locks and its
 // heartbeat. The mode-specific parts are in advisory.go and lease.go.
+
 package mysql
 
 import (

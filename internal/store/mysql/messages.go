@@ -1,5 +1,6 @@
 // Messages in and out: Enqueue (dedupe, optional claim at insert), reading
 // messages and replies.
+
 package mysql
 
 import (

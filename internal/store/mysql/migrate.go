@@ -13,6 +13,7 @@
 // 1213 and are retried). DDL is not transactional in MySQL/MariaDB, so every
 // migration statement must be idempotent (CREATE TABLE IF NOT EXISTS, …): a
 // file interrupted half way is simply run again.
+
 package mysql
 
 import (

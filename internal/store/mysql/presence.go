@@ -1,5 +1,6 @@
 // Runner presence: which runners have no live locker session (see
 // store.PresenceProber); advisory mode, on a single primary, only.
+
 package mysql
 
 import (

@@ -3,6 +3,7 @@
 // commit, even for autocommit upserts), and a lock wait that ran out with
 // 1205; in both cases the unit of work is re-run from the start, a bounded
 // number of times, after a jittered, growing pause.
+
 package mysql
 
 import (

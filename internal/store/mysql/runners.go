@@ -1,5 +1,6 @@
 // The runner registry: one row per runner address, heartbeats stamped by the
 // database clock (the heartbeat itself rides the locker's connection).
+
 package mysql
 
 import (

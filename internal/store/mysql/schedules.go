@@ -4,6 +4,7 @@
 // through the store's retry (a deadlock, a Galera certification conflict
 // or a lock wait timeout rolled the statement back whole), stamped with
 // the server's UTC_TIMESTAMP(3).
+
 package mysql
 
 import (

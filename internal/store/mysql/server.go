@@ -1,5 +1,6 @@
 // What the store learns about the server at Open: flavor, version and
 // whether it is a Galera node, which decide the SQL features it uses.
+
 package mysql
 
 import (

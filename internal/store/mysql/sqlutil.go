@@ -1,5 +1,6 @@
 // Small SQL helpers: lock names, dedupe key encoding, placeholder lists,
 // JSON columns and nullable times.
+
 package mysql
 
 import (

@@ -1,5 +1,6 @@
 // Lock survey: the ledger and the real lock state of many shards in one
 // statement, so a runner sees within a tick which owners lost their session.
+
 package mysql
 
 import (

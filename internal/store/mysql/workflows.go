@@ -6,6 +6,7 @@
 // RequestCancel) are one transaction, sent as a single multi-statement round
 // trip on the batch pool when there is one and the server is not a Galera
 // node (see batched), as an ordinary transaction otherwise.
+
 package mysql
 
 import (

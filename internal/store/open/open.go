@@ -1,4 +1,3 @@
-// Package open opens the store a configuration names, by dialect.
 package open
 
 import (

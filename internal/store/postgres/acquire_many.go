@@ -1,4 +1,5 @@
 // Taking many shards in one statement (see store.BatchLocker).
+
 package postgres
 
 import (

@@ -1,5 +1,6 @@
 // Error mapping: connection-level failures become errs.CodeUnavailable, the
 // rest keep their cause wrapped with the operation name.
+
 package postgres
 
 import (

@@ -1,5 +1,6 @@
 // Fencing a frozen runner: end, with pg_terminate_backend, the sessions
 // that hold its presence or shard locks (see store.Fencer).
+
 package postgres
 
 import (

@@ -2,6 +2,7 @@
 // see what runs did, where and when. The engine writes them in the
 // background, a batch at a time, and never reads them for correctness, so
 // each batch commits asynchronously (no wait for its WAL flush).
+
 package postgres
 
 import (

@@ -1,5 +1,6 @@
 // Shard locks and the runner heartbeat on one reserved connection: session
 // advisory locks with the ledger as epoch record, or row leases on the ledger.
+
 package postgres
 
 import (

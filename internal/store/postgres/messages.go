@@ -1,6 +1,7 @@
 // Message writes: enqueue (deduplicated, optionally claimed at insert),
 // claim, and the fenced transitions of a claimed message. Each is one
 // statement, and one round trip, on the happy path.
+
 package postgres
 
 import (

@@ -1,5 +1,6 @@
 // Embedded, versioned schema migrations, applied in filename order under a
 // transaction-level advisory lock so processes booting together are safe.
+
 package postgres
 
 import (

@@ -1,5 +1,6 @@
 // Message reads: single messages and listings, replies, the next delivery
 // time of an owner, and drain statistics, all judged by the database clock.
+
 package postgres
 
 import (

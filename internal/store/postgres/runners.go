@@ -1,5 +1,6 @@
 // Cluster facts: the cluster config row, the runner registry and the shard
 // lock ledger as read by status displays.
+
 package postgres
 
 import (

@@ -2,6 +2,7 @@
 // _voltro_schedule_runs and _voltro_schedules (migration 0400): one
 // autocommit statement per call on the application pool, stamped with the
 // server's now().
+
 package postgres
 
 import (

@@ -1,6 +1,7 @@
 // Push wake-ups over LISTEN/NOTIFY: writes notify "<namespace>_wake" in the
 // same statement, and ListenWakes turns notifications into store.Wake calls
 // on a dedicated connection that reconnects with backoff.
+
 package postgres
 
 import (

@@ -2,6 +2,7 @@
 // Every call is one statement, and one round trip: the writes that enqueue
 // a message (start, signal, cancel) carry the message insert as CTEs of the
 // same statement, and the fenced writes join the shard lock ledger.
+
 package postgres
 
 import (

@@ -1,5 +1,6 @@
 // Lock survey: the ledger and whether each lease is free, for many shards in
 // one query (a single-process store, but the runner's code path is the same).
+
 package sqlite
 
 import (

@@ -1,0 +1,2 @@
+// Package open opens the store a configuration names, by dialect.
+package open

@@ -6,7 +6,6 @@ package voltro
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/voltro/voltro/internal/cdc"
 	"github.com/voltro/voltro/internal/config"
@@ -33,13 +32,7 @@ func (a *App) openFeed(ctx context.Context, cfg config.Config, env func(string) 
 	if err != nil {
 		return err
 	}
-	a.feed = f
-	a.e.SetCDCFlavor(f.Flavor())
-	// inspect (and so cluster status) says why the feed is degraded
-	a.e.SetExtra("cdcProblem", f.Problem)
-	if id := f.ServerID(); id != 0 {
-		a.e.SetExtra("binlogServerId", func() string { return strconv.FormatUint(uint64(id), 10) })
-	}
+	a.feed = f // inspect reports its flavor and problem (facts.go)
 	a.hooks = append(a.hooks, func(ctx context.Context) error { return f.Start(ctx) })
 	a.closes = append(a.closes, func(context.Context) error { return f.Close() })
 	return nil

@@ -28,11 +28,7 @@ func (a *App) watchReplicaID() {
 		return // no runner rows to compare
 	}
 	w := &replicaWatch{}
-	a.e.SetExtra("sameReplicaIdRunners", func() string {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return strings.Join(w.others, ",")
-	})
+	a.replicas = w // inspect reports it (facts.go)
 	var cancel context.CancelFunc
 	done := make(chan struct{})
 	a.hooks = append(a.hooks, func(ctx context.Context) error {
@@ -51,6 +47,13 @@ func (a *App) watchReplicaID() {
 		}
 		return nil
 	})
+}
+
+// text is the other instances' runner addresses, comma-separated.
+func (w *replicaWatch) text() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Join(w.others, ",")
 }
 
 func (a *App) runReplicaWatch(ctx context.Context, w *replicaWatch) {

@@ -77,7 +77,6 @@ func (a *App) scheduler() (*schedule.Scheduler, error) {
 		return nil, err
 	}
 	a.sched = sch
-	a.e.SetCoordination(string(sch.DefaultCoordination()))
 	run := func(ctx context.Context) error {
 		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		done := make(chan error, 1)

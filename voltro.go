@@ -28,6 +28,9 @@ type App struct {
 	wf    *workflow.Engine
 	sched *schedule.Scheduler
 	feed  *cdc.Feed
+	// replicas watches for other live instances with this replica id
+	// (clustered only).
+	replicas *replicaWatch
 	// schedDefault is VOLTRO_SCHEDULE_COORDINATION, validated at New.
 	schedDefault schedule.Coordination
 	started      bool
@@ -90,11 +93,12 @@ func New(ctx context.Context, opts ...Option) (*App, error) {
 	ring := observe.NewRing(cfg.ReplicaID, observe.DefaultRingSize, slog.LevelDebug)
 	o.logger = slog.New(observe.NewHandler(o.logger.Handler(), ring))
 	tel := observe.New(o.tracer, cfg.ReplicaID)
-	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.store, Open: open.Open, Logger: o.logger, Telemetry: tel})
+	a := &App{log: o.logger, ring: ring, schedDefault: coord}
+	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.store, Open: open.Open, Logger: o.logger, Telemetry: tel, Facts: a.facts()})
 	if err != nil {
 		return nil, err
 	}
-	a := &App{e: e, log: o.logger, ring: ring, schedDefault: coord}
+	a.e = e
 	if err := a.serveObservability(); err != nil {
 		_ = e.Close(ctx)
 		return nil, err
@@ -153,12 +157,10 @@ func (a *App) serveObservability() error {
 // bootLine logs who this instance is and how it coordinates, then ends the
 // boot records the log ring keeps apart.
 func (a *App) bootLine() {
-	a.mu.Lock()
-	coord := "none"
-	if a.sched != nil {
-		coord = string(a.sched.DefaultCoordination())
+	coord := a.coordination()
+	if coord == "" {
+		coord = "none"
 	}
-	a.mu.Unlock()
 	cfg := a.e.Config()
 	// The message carries every value once, readable as it stands; the
 	// attributes add only what it does not say (the record's replicaId field

@@ -41,6 +41,8 @@ type Options struct {
 	// Telemetry traces deliveries and holds the instance's instruments; nil
 	// traces nothing and keeps instruments in a registry of their own.
 	Telemetry *observe.Telemetry
+	// Facts are what inspect reports about the instance's other parts.
+	Facts Facts
 }
 
 // Engine is one running instance.
@@ -72,9 +74,7 @@ type Engine struct {
 	groups  map[string]string // entity type -> shard group
 	drain   drainCache
 	refused int64
-	cdc     string
-	coord   string
-	extra   map[string]func() string
+	facts   Facts
 
 	runCtx     context.Context
 	cancel     context.CancelFunc
@@ -95,7 +95,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	e := &Engine{cfg: cfg, log: log, tel: opts.Telemetry, waiters: map[int64][]chan store.Reply{}, groups: map[string]string{}}
+	e := &Engine{cfg: cfg, log: log, tel: opts.Telemetry, facts: opts.Facts, waiters: map[int64][]chan store.Reply{}, groups: map[string]string{}}
 	if e.tel == nil {
 		e.tel = observe.New(nil, cfg.ReplicaID)
 	}

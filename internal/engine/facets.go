@@ -1,51 +1,45 @@
 package engine
 
 // Facts other parts of an instance report through inspect: the change
-// feed's flavor, the schedule coordination, and free-form extras.
+// feed's flavor, the schedule coordination, and free-form extras. They are
+// given at New as providers and read each time inspect builds its
+// document, so a part that starts after the engine (the feed, the
+// scheduler) reports through them without calling back into the engine.
 
 import "github.com/voltro/voltro/internal/observe"
+
+// Facts provide what inspect reports about the instance's other parts. A
+// nil provider, or one that returns "", reports "none" (no extras for
+// Extra).
+type Facts struct {
+	// CDCFlavor is the change feed's transport.
+	CDCFlavor func() string
+	// Coordination is the default schedule coordination.
+	Coordination func() string
+	// Extra are named free-form values (inspect's extra).
+	Extra func() map[string]string
+}
 
 // Telemetry is the instance's tracer and instruments.
 func (e *Engine) Telemetry() *observe.Telemetry { return e.tel }
 
-// SetCDCFlavor records the change feed transport for inspect and status.
-func (e *Engine) SetCDCFlavor(flavor string) {
-	e.mu.Lock()
-	e.cdc = flavor
-	e.mu.Unlock()
-}
+func (e *Engine) cdcFlavor() string { return orNone(e.facts.CDCFlavor) }
 
-// SetCoordination records the schedule coordination kind.
-func (e *Engine) SetCoordination(kind string) {
-	e.mu.Lock()
-	e.coord = kind
-	e.mu.Unlock()
-}
+func (e *Engine) coordination() string { return orNone(e.facts.Coordination) }
 
-// SetExtra adds a named value computed at inspect time.
-func (e *Engine) SetExtra(name string, f func() string) {
-	e.mu.Lock()
-	if e.extra == nil {
-		e.extra = map[string]func() string{}
+func (e *Engine) extra() map[string]string {
+	if e.facts.Extra == nil {
+		return nil
 	}
-	e.extra[name] = f
-	e.mu.Unlock()
+	return e.facts.Extra()
 }
 
-func (e *Engine) cdcFlavor() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.cdc == "" {
+func orNone(f func() string) string {
+	if f == nil {
 		return "none"
 	}
-	return e.cdc
-}
-
-func (e *Engine) coordination() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.coord == "" {
-		return "none"
+	if s := f(); s != "" {
+		return s
 	}
-	return e.coord
+	return "none"
 }

@@ -181,13 +181,9 @@ func (e *Engine) Inspect(ctx context.Context) InspectDoc {
 	}
 	e.mu.Lock()
 	doc.RPCRefused = e.refused
-	extra := e.extra
 	e.mu.Unlock()
-	if len(extra) > 0 {
-		doc.Extra = map[string]string{}
-		for k, f := range extra {
-			doc.Extra[k] = f()
-		}
+	if extra := e.extra(); len(extra) > 0 {
+		doc.Extra = extra
 	}
 	for s, ep := range rs.Held {
 		doc.OwnedShards = append(doc.OwnedShards, OwnedShard{Shard: s, Epoch: ep})

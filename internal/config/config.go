@@ -88,6 +88,8 @@ func (c Config) Clustered() bool { return c.RunnerStorage == RunnerStorageSQL }
 type Env func(string) string
 
 // FromEnv resolves the configuration. dbURL overrides DB_URL when not empty.
+// Each step reads its own variables, in this order; the first invalid one is
+// the error returned.
 func FromEnv(env Env, dbURL string) (Config, error) {
 	if env == nil {
 		env = os.Getenv
@@ -101,7 +103,44 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 	if c.DB, err = dburl.Resolve(raw, env("DB_DIALECT")); err != nil {
 		return c, err
 	}
+	portWarning := c.runnerAddress(env)
+	if err = c.shardLock(env); err != nil {
+		return c, err
+	}
+	if err = c.runnerStorage(env); err != nil {
+		return c, err
+	}
 
+	// Only SQL runner storage listens on the runner port; SQLite and memory
+	// (single-process) never use it, so a bad value there is no concern.
+	if portWarning != "" && c.Clustered() {
+		c.Warnings = append(c.Warnings, portWarning)
+	}
+
+	if c.Heartbeat, err = duration(env, "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT", 10*time.Second, 100*time.Millisecond, MaxHeartbeat); err != nil {
+		return c, err
+	}
+	if c.PollInterval, err = duration(env, "VOLTRO_POLL_INTERVAL", 0, 10*time.Millisecond, MaxPollInterval); err != nil {
+		return c, err
+	}
+	for _, step := range []func(Env) error{
+		c.retention, c.shards, c.cdc, c.clusterSecret, c.rpcMaxBody, c.tls, c.inspect, c.singleHost,
+	} {
+		if err = step(env); err != nil {
+			return c, err
+		}
+	}
+	if c.Clustered() && IsLoopbackHost(c.RunnerHost) && !c.SingleHost {
+		c.LocalhostRisk = true
+		c.Warnings = append(c.Warnings, fmt.Sprintf("workflow runner advertises %s: %s; %s", c.RunnerAddress(), LocalhostEffect, LocalhostFix))
+	}
+	return c, nil
+}
+
+// runnerAddress reads the replica id and the runner's advertised host and
+// port. A bad port falls back to the default; the warning it returns is
+// said only where a runner port is listened on (see FromEnv).
+func (c *Config) runnerAddress(env Env) (portWarning string) {
 	c.ReplicaID = strings.TrimSpace(env("POD_NAME"))
 	if c.ReplicaID == "" {
 		h, _ := os.Hostname()
@@ -117,7 +156,6 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 	}
 
 	c.RunnerPort = DefaultRunnerPort
-	var portWarning string // said only where a runner port is listened on (below)
 	if p := strings.TrimSpace(env("VOLTRO_WORKFLOW_RUNNER_PORT")); p != "" {
 		n, perr := strconv.Atoi(p)
 		if perr != nil || n < 1 || n > 65535 {
@@ -126,16 +164,24 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 			c.RunnerPort = n
 		}
 	}
+	return portWarning
+}
 
+// shardLock reads VOLTRO_WORKFLOW_SHARD_LOCK.
+func (c *Config) shardLock(env Env) error {
 	switch m := store.LockMode(strings.ToLower(strings.TrimSpace(env("VOLTRO_WORKFLOW_SHARD_LOCK")))); m {
 	case "":
 		c.ShardLock = store.LockAuto
 	case store.LockAuto, store.LockRow, store.LockAdvisory:
 		c.ShardLock = m
 	default:
-		return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_WORKFLOW_SHARD_LOCK=%q is not valid: use auto, row or advisory", env("VOLTRO_WORKFLOW_SHARD_LOCK"))
+		return errs.New(errs.CodeInvalidConfig, "VOLTRO_WORKFLOW_SHARD_LOCK=%q is not valid: use auto, row or advisory", env("VOLTRO_WORKFLOW_SHARD_LOCK"))
 	}
+	return nil
+}
 
+// runnerStorage reads VOLTRO_WORKFLOW_RUNNER_STORAGE against the dialect.
+func (c *Config) runnerStorage(env Env) error {
 	sqlDialect := c.DB.Dialect == store.Postgres || c.DB.Dialect == store.MariaDB || c.DB.Dialect == store.MySQL
 	switch rs := strings.ToLower(strings.TrimSpace(env("VOLTRO_WORKFLOW_RUNNER_STORAGE"))); rs {
 	case "":
@@ -146,36 +192,24 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 		}
 	case "sql":
 		if !sqlDialect {
-			return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_WORKFLOW_RUNNER_STORAGE=sql is not supported on a local %s store: it cannot coordinate several processes; use postgres or mariadb for several executing replicas, or drop the variable", c.DB.Dialect)
+			return errs.New(errs.CodeInvalidConfig, "VOLTRO_WORKFLOW_RUNNER_STORAGE=sql is not supported on a local %s store: it cannot coordinate several processes; use postgres or mariadb for several executing replicas, or drop the variable", c.DB.Dialect)
 		}
 		c.RunnerStorage, c.StorageReason = RunnerStorageSQL, "VOLTRO_WORKFLOW_RUNNER_STORAGE=sql"
 	case "memory":
 		c.RunnerStorage, c.StorageReason = RunnerStorageMemory, "VOLTRO_WORKFLOW_RUNNER_STORAGE=memory (no cross-instance handoff)"
 	default:
-		return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_WORKFLOW_RUNNER_STORAGE=%q is not valid: use sql or memory", rs)
+		return errs.New(errs.CodeInvalidConfig, "VOLTRO_WORKFLOW_RUNNER_STORAGE=%q is not valid: use sql or memory", rs)
 	}
+	return nil
+}
 
-	// Only SQL runner storage listens on the runner port; SQLite and memory
-	// (single-process) never use it, so a bad value there is no concern.
-	if portWarning != "" && c.Clustered() {
-		c.Warnings = append(c.Warnings, portWarning)
-	}
-
-	if c.Heartbeat, err = duration(env, "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT", 10*time.Second, 100*time.Millisecond, MaxHeartbeat); err != nil {
-		return c, err
-	}
-	if c.PollInterval, err = duration(env, "VOLTRO_POLL_INTERVAL", 0, 10*time.Millisecond, MaxPollInterval); err != nil {
-		return c, err
-	}
-	if err = c.retention(env); err != nil {
-		return c, err
-	}
-
+// shards reads VOLTRO_SHARDS and VOLTRO_SHARD_GROUPS.
+func (c *Config) shards(env Env) error {
 	c.ShardCount = 300
 	if s := strings.TrimSpace(env("VOLTRO_SHARDS")); s != "" {
 		n, perr := strconv.Atoi(s)
 		if perr != nil || n < 1 || n > 100000 {
-			return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARDS=%q is not a shard count (1..100000)", s)
+			return errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARDS=%q is not a shard count (1..100000)", s)
 		}
 		c.ShardCount = n
 	}
@@ -188,57 +222,76 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 			x = strings.TrimSpace(x)
 			switch {
 			case x == "":
-				return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARD_GROUPS=%q names an empty group: list group names separated by commas (e.g. default,payments), or unset it for one group named default", g)
+				return errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARD_GROUPS=%q names an empty group: list group names separated by commas (e.g. default,payments), or unset it for one group named default", g)
 			case strings.ContainsAny(x, "/ \t"):
-				return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARD_GROUPS: group %q may not contain '/' or spaces", x)
+				return errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARD_GROUPS: group %q may not contain '/' or spaces", x)
 			case slices.Contains(c.Groups, x):
-				return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARD_GROUPS=%q names group %q twice", g, x)
+				return errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARD_GROUPS=%q names group %q twice", g, x)
 			}
 			c.Groups = append(c.Groups, x)
 		}
 	}
+	return nil
+}
 
+// cdc reads CDC.
+func (c *Config) cdc(env Env) error {
 	switch v := strings.TrimSpace(env("CDC")); v {
 	case "", "1", "true", "on":
 		c.CDC = true
 	case "0", "false", "off":
 		c.CDC = false
 	default:
-		return c, errs.New(errs.CodeInvalidConfig, "CDC=%q is not valid: use 1 or 0", v)
+		return errs.New(errs.CodeInvalidConfig, "CDC=%q is not valid: use 1 or 0", v)
 	}
+	return nil
+}
 
-	// VOLTRO_CLUSTER_SECRET: one secret, or during a rotation two (or more)
-	// comma-separated, the first signing and all accepted. Unset, the
-	// engine uses the random secret stored in the database.
+// clusterSecret reads VOLTRO_CLUSTER_SECRET: one secret, or during a
+// rotation two (or more) comma-separated, the first signing and all
+// accepted. Unset, the engine uses the random secret stored in the database.
+func (c *Config) clusterSecret(env Env) error {
 	c.ClusterSecret = strings.TrimSpace(env("VOLTRO_CLUSTER_SECRET"))
-	if c.ClusterSecret != "" {
-		n := 0
-		for _, sec := range strings.Split(c.ClusterSecret, ",") {
-			switch sec = strings.TrimSpace(sec); {
-			case sec == "":
-			case len(sec) < MinSecretLen:
-				c.Warnings = append(c.Warnings, fmt.Sprintf("VOLTRO_CLUSTER_SECRET holds a secret of %d characters: anyone who guesses it can call this runner; use at least %d random characters (or unset it: the cluster then keeps a random one in the database)", len(sec), MinSecretLen))
-				n++
-			default:
-				n++
-			}
-		}
-		if n == 0 {
-			return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_CLUSTER_SECRET=%q holds no secret: set one (or two, comma-separated, while rotating) or unset it", c.ClusterSecret)
+	if c.ClusterSecret == "" {
+		return nil
+	}
+	n := 0
+	for _, sec := range strings.Split(c.ClusterSecret, ",") {
+		switch sec = strings.TrimSpace(sec); {
+		case sec == "":
+		case len(sec) < MinSecretLen:
+			c.Warnings = append(c.Warnings, fmt.Sprintf("VOLTRO_CLUSTER_SECRET holds a secret of %d characters: anyone who guesses it can call this runner; use at least %d random characters (or unset it: the cluster then keeps a random one in the database)", len(sec), MinSecretLen))
+			n++
+		default:
+			n++
 		}
 	}
+	if n == 0 {
+		return errs.New(errs.CodeInvalidConfig, "VOLTRO_CLUSTER_SECRET=%q holds no secret: set one (or two, comma-separated, while rotating) or unset it", c.ClusterSecret)
+	}
+	return nil
+}
+
+// rpcMaxBody reads VOLTRO_RPC_MAX_BODY.
+func (c *Config) rpcMaxBody(env Env) error {
 	c.RPCMaxBody = DefaultRPCMaxBody
 	if v := strings.TrimSpace(env("VOLTRO_RPC_MAX_BODY")); v != "" {
 		n, perr := strconv.ParseInt(v, 10, 64)
 		if perr != nil || n < MinRPCMaxBody || n > MaxRPCMaxBody {
-			return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_RPC_MAX_BODY=%q is not valid: a number of bytes from %d to %d (default %d)", v, MinRPCMaxBody, MaxRPCMaxBody, DefaultRPCMaxBody)
+			return errs.New(errs.CodeInvalidConfig, "VOLTRO_RPC_MAX_BODY=%q is not valid: a number of bytes from %d to %d (default %d)", v, MinRPCMaxBody, MaxRPCMaxBody, DefaultRPCMaxBody)
 		}
 		c.RPCMaxBody = n
 	}
+	return nil
+}
 
+// tls reads the runner TLS files (see runnerTLS) and warns when they are
+// set where no runner port is listened on.
+func (c *Config) tls(env Env) error {
 	var tlsWarning string
-	if c.RunnerTLS, tlsWarning, err = runnerTLS(env, c); err != nil {
-		return c, err
+	var err error
+	if c.RunnerTLS, tlsWarning, err = runnerTLS(env, *c); err != nil {
+		return err
 	}
 	if tlsWarning != "" {
 		c.Warnings = append(c.Warnings, tlsWarning)
@@ -246,7 +299,12 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 	if c.RunnerTLS != nil && !c.Clustered() {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%s is set, but this instance listens on no runner port (%s): the setting is not used", rpc.EnvTLSCert, c.StorageReason))
 	}
+	return nil
+}
 
+// inspect reads the inspect server's address and tokens, the hosts trusted
+// with the token, and the local registry.
+func (c *Config) inspect(env Env) error {
 	c.InspectAddr = strings.TrimSpace(env("VOLTRO_INSPECT_ADDR"))
 	if c.InspectAddr == "" {
 		c.InspectAddr = "127.0.0.1:0"
@@ -256,8 +314,9 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 	// come from runner rows and registry files that any database user or
 	// local writer can fill in.
 	if v := env(inspectclient.EnvTrustedHosts); strings.TrimSpace(v) != "" {
+		var err error
 		if c.InspectTrust, err = inspectclient.ParseTrust(v); err != nil {
-			return c, errs.New(errs.CodeInvalidConfig, "%s=%q is not valid: %v", inspectclient.EnvTrustedHosts, v, err)
+			return errs.New(errs.CodeInvalidConfig, "%s=%q is not valid: %v", inspectclient.EnvTrustedHosts, v, err)
 		}
 	}
 	c.ProcessName = registry.ProcessName(env)
@@ -265,19 +324,19 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 		c.RegistryDir = dir
 	}
 	c.AdminToken = env("VOLTRO_ADMIN_TOKEN")
+	return nil
+}
 
+// singleHost reads VOLTRO_SINGLE_HOST.
+func (c *Config) singleHost(env Env) error {
 	switch v := strings.ToLower(strings.TrimSpace(env("VOLTRO_SINGLE_HOST"))); v {
 	case "", "0", "false", "off":
 	case "1", "true", "on":
 		c.SingleHost = true
 	default:
-		return c, errs.New(errs.CodeInvalidConfig, "VOLTRO_SINGLE_HOST=%q is not valid: use 1 (every instance runs on this machine on purpose) or 0", v)
+		return errs.New(errs.CodeInvalidConfig, "VOLTRO_SINGLE_HOST=%q is not valid: use 1 (every instance runs on this machine on purpose) or 0", v)
 	}
-	if c.Clustered() && IsLoopbackHost(c.RunnerHost) && !c.SingleHost {
-		c.LocalhostRisk = true
-		c.Warnings = append(c.Warnings, fmt.Sprintf("workflow runner advertises %s: %s; %s", c.RunnerAddress(), LocalhostEffect, LocalhostFix))
-	}
-	return c, nil
+	return nil
 }
 
 // runnerTLS reads VOLTRO_RUNNER_TLS_CERT, _KEY, _CA and _SERVER_NAME: none

@@ -60,9 +60,9 @@ func TestRetentionSweepsOnOneInstanceAtATime(t *testing.T) {
 	processed(5)
 	waitFor(t, 15*time.Second, "the processed messages to be swept", func() bool { return left() == 0 })
 	var sweeper *Engine
-	waitFor(t, 10*time.Second, "one sweeping instance, the holder of the retention shard", func() bool {
+	waitFor(t, 10*time.Second, "one sweeping instance, the holder of the retention shard, done with a pass", func() bool {
 		s, h := sweeping(es), holder(es)
-		if h == nil || len(s) != 1 || s[0] != h.Address() {
+		if h == nil || len(s) != 1 || s[0] != h.Address() || h.Retention().Stats().Passes == 0 {
 			return false
 		}
 		sweeper = h

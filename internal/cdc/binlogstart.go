@@ -15,6 +15,7 @@ import (
 	"github.com/voltro/voltro/internal/cdc/delta"
 	"github.com/voltro/voltro/internal/dburl"
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store/mysql"
 )
 
 func (f *Feed) startBinlog(ctx context.Context, r dburl.Resolved) error {
@@ -37,17 +38,17 @@ func (f *Feed) startBinlog(ctx context.Context, r dburl.Resolved) error {
 	if err != nil {
 		return f.fallBack(fmt.Sprintf("replication user cannot connect: %v", err))
 	}
-	srv, err := binlog.Check(ctx, rdb)
+	got, err := mysql.ReadBinlogServer(ctx, rdb)
 	_ = rdb.Close()
 	if err != nil {
 		return f.fallBack(fmt.Sprintf("binlog preconditions could not be checked: %v", err))
 	}
+	srv := binlog.Check(got)
 	if !srv.OK() {
 		return f.fallBack("binlog CDC preconditions not met: missing " + strings.Join(srv.Missing, "; "))
 	}
 	f.serverID = binlog.ServerID(f.replicaID, srv.ServerID)
-	offsets := binlog.Offsets{DB: f.db}
-	if err := offsets.Ensure(ctx); err != nil {
+	if err := mysql.PrepareBinlogOffsets(ctx, f.db); err != nil {
 		return err
 	}
 	f.transport = Binlog
@@ -59,7 +60,7 @@ func (f *Feed) startBinlog(ctx context.Context, r dburl.Resolved) error {
 		Database:  f.database,
 		ReplicaID: f.replicaID,
 		ServerID:  f.serverID,
-		Offsets:   offsets,
+		Offsets:   mysql.BinlogOffsets(f.db),
 		Logger:    f.log,
 		OnTx:      func(ds []delta.Delta) { f.bus.Publish(ds...) },
 		OnGap:     f.bus.ResyncAll,

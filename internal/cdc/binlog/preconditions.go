@@ -4,10 +4,10 @@
 package binlog
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"strings"
+
+	"github.com/voltro/voltro/internal/store"
 )
 
 // Server is what the checks learned about the source server.
@@ -22,26 +22,14 @@ type Server struct {
 // OK reports whether the reader can run.
 func (s Server) OK() bool { return len(s.Missing) == 0 }
 
-// Check asks the server, through a connection of the replication user, for
-// the binlog settings and the user's grants.
-func Check(ctx context.Context, db *sql.DB) (Server, error) {
-	var (
-		s                                         Server
-		logBin, strict                            int64
-		format, image, metadata, version, curUser string
-		serverID                                  int64
-	)
-	err := db.QueryRowContext(ctx, `SELECT @@log_bin, @@binlog_format, @@binlog_row_image,
-		@@binlog_row_metadata, @@gtid_strict_mode, @@server_id, VERSION(), CURRENT_USER()`).
-		Scan(&logBin, &format, &image, &metadata, &strict, &serverID, &version, &curUser)
-	if err != nil {
-		return s, fmt.Errorf("read binlog settings: %w", err)
+// Check judges what the store read of the server (store/mysql's
+// ReadBinlogServer, through a connection of the replication user).
+func Check(srv store.BinlogServer) Server {
+	s := Server{ServerID: srv.ServerID, Version: srv.Version}
+	if !strings.Contains(srv.Version, "MariaDB") {
+		s.Missing = append(s.Missing, fmt.Sprintf("a MariaDB server (server is %s)", srv.Version))
 	}
-	s.ServerID, s.Version = uint32(serverID), version
-	if !strings.Contains(version, "MariaDB") {
-		s.Missing = append(s.Missing, fmt.Sprintf("a MariaDB server (server is %s)", version))
-	}
-	if logBin != 1 {
+	if !srv.LogBin {
 		s.Missing = append(s.Missing, "log_bin=ON (binary log is off)")
 	}
 	want := func(name, have, wantVal string) {
@@ -49,37 +37,16 @@ func Check(ctx context.Context, db *sql.DB) (Server, error) {
 			s.Missing = append(s.Missing, fmt.Sprintf("%s=%s (server has %s)", name, wantVal, have))
 		}
 	}
-	want("binlog_format", format, "ROW")
-	want("binlog_row_image", image, "FULL")
-	want("binlog_row_metadata", metadata, "FULL")
-	if strict != 1 {
+	want("binlog_format", srv.Format, "ROW")
+	want("binlog_row_image", srv.RowImage, "FULL")
+	want("binlog_row_metadata", srv.RowMetadata, "FULL")
+	if !srv.GTIDStrict {
 		s.Missing = append(s.Missing, "gtid_strict_mode=ON (server has OFF)")
 	}
-	grants, err := userGrants(ctx, db)
-	if err != nil {
-		return s, err
+	for _, g := range missingGrants(srv.Grants) {
+		s.Missing = append(s.Missing, fmt.Sprintf("grant %s ON *.* TO %s", g, srv.User))
 	}
-	for _, g := range missingGrants(grants) {
-		s.Missing = append(s.Missing, fmt.Sprintf("grant %s ON *.* TO %s", g, curUser))
-	}
-	return s, nil
-}
-
-func userGrants(ctx context.Context, db *sql.DB) ([]string, error) {
-	rows, err := db.QueryContext(ctx, "SHOW GRANTS")
-	if err != nil {
-		return nil, fmt.Errorf("read replication grants: %w", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var g string
-		if err := rows.Scan(&g); err != nil {
-			return nil, fmt.Errorf("read replication grants: %w", err)
-		}
-		out = append(out, strings.ToUpper(g))
-	}
-	return out, rows.Err()
+	return s
 }
 
 // missingGrants lists the replication privileges no global grant covers.

@@ -19,6 +19,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/voltro/voltro/internal/cdc/delta"
+	"github.com/voltro/voltro/internal/store"
 )
 
 // healthyAfter is how long a stream must last before earlier failures
@@ -35,8 +36,10 @@ type Reader struct {
 	Database  string
 	ReplicaID string
 	ServerID  uint32
-	Offsets   Offsets
-	Logger    *slog.Logger
+	// Offsets keep the resume position (the store's, on the application
+	// pool).
+	Offsets store.BinlogOffsets
+	Logger  *slog.Logger
 	// OnTx receives the row changes of one committed transaction, in commit
 	// order, on the reader's goroutine.
 	OnTx func(ds []delta.Delta)
@@ -81,7 +84,7 @@ func (r *Reader) Run(ctx context.Context, ready chan<- struct{}) error {
 		err   error
 	)
 	if !r.Ephemeral {
-		if start, ok, err = r.Offsets.Load(ctx, r.ReplicaID); err != nil {
+		if start, ok, err = r.Offsets.LoadOffset(ctx, r.ReplicaID); err != nil {
 			return err
 		}
 	}
@@ -217,7 +220,7 @@ func (r *Reader) stream(ctx context.Context, start string, ready func()) error {
 				continue
 			}
 			table := string(e.Table.Table)
-			if table != OffsetsTable {
+			if table != store.CDCOffsetsTable {
 				otherRows = true
 			}
 			if string(e.Table.Schema) != r.Database || strings.HasPrefix(table, "_voltro_") {
@@ -272,8 +275,8 @@ func (r *Reader) setPosition(gtids string) {
 
 // current is the server's latest binlogged position.
 func (r *Reader) current(ctx context.Context) (string, error) {
-	var pos string
-	if err := r.Offsets.DB.QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
+	pos, err := r.Offsets.ServerPosition(ctx)
+	if err != nil {
 		return "", fmt.Errorf("read current binlog position: %w", err)
 	}
 	return pos, nil
@@ -283,7 +286,7 @@ func (r *Reader) save(ctx context.Context, force bool) {
 	if r.Ephemeral || !r.dirty || (!force && time.Since(r.lastSave) < r.SaveEvery) {
 		return
 	}
-	if err := r.Offsets.Save(ctx, r.ReplicaID, r.ServerID, r.Position()); err != nil {
+	if err := r.Offsets.SaveOffset(ctx, r.ReplicaID, r.ServerID, r.Position()); err != nil {
 		if ctx.Err() == nil {
 			r.Logger.Warn("binlog reader: saving the position failed; will retry", "err", err)
 		}

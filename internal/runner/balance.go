@@ -119,15 +119,7 @@ func (r *Runner) balance(ctx, poolctx context.Context, poolOK bool, now time.Tim
 			return
 		}
 	}
-	// A ledger owner whose shard is free lost its session or lease.
-	for _, st := range states {
-		if st.Owner != "" && st.Owner != r.opts.Address && st.Free {
-			if !r.isSuspect(st.Owner) {
-				r.log.Info("workflow runner: peer lost its shard locks; taking over its shards", "peer", st.Owner)
-			}
-			r.suspect(st.Owner, now)
-		}
-	}
+	r.suspectLostPeers(states, now)
 	r.prune(poolctx, poolOK, states, now)
 	r.assign()
 	// A free shard proposed to a peer that never takes it: the peer is gone
@@ -139,25 +131,42 @@ func (r *Runner) balance(ctx, poolctx context.Context, poolOK bool, now time.Tim
 	if r.watchUnclaimed(states, now) {
 		r.assign()
 	}
-	// Someone took a shard we think we hold: it is lost.
+	r.loseTaken(states)
+	r.move(ctx, states, now)
+}
+
+// suspectLostPeers suspects every ledger owner whose shard is free: it lost
+// its session or lease.
+func (r *Runner) suspectLostPeers(states map[string]store.ShardState, now time.Time) {
+	for _, st := range states {
+		if st.Owner != "" && st.Owner != r.opts.Address && st.Free {
+			if !r.isSuspect(st.Owner) {
+				r.log.Info("workflow runner: peer lost its shard locks; taking over its shards", "peer", st.Owner)
+			}
+			r.suspect(st.Owner, now)
+		}
+	}
+}
+
+// loseTaken drops the shards we think we hold that someone else took.
+func (r *Runner) loseTaken(states map[string]store.ShardState) {
 	for s, e := range r.held {
 		if st, ok := states[s]; ok && (st.Owner != r.opts.Address || st.Epoch != e) && !r.releasing[s] {
 			r.lose(s, "ledger names another owner or epoch")
 		}
 	}
+}
+
+// move acts on the proposal: takes the free shards proposed to us (in one
+// batch where the locker can), hands over those proposed to others, within
+// a time budget per pass.
+func (r *Runner) move(ctx context.Context, states map[string]store.ShardState, now time.Time) {
 	// Free shards proposed to a peer that does not take them within a tick:
 	// look at the live set again right away (a peer may have left).
 	stuck := false
 	var take []string // free shards proposed to us, for a batch acquisition
 	var give []string // shards proposed to others, handed over as one group
-	defer func() {
-		if len(give) > 0 {
-			r.handover(give)
-		}
-		if len(take) > 0 && r.locker != nil {
-			r.acquireMany(ctx, take, states, now)
-		}
-	}()
+	defer func() { r.applyMoves(ctx, take, give, states, now) }()
 	budget := max(r.opts.Tick, 500*time.Millisecond)
 	for _, sh := range r.all {
 		if r.locker == nil {
@@ -188,6 +197,16 @@ func (r *Runner) balance(ctx, poolctx context.Context, poolOK bool, now time.Tim
 	}
 	if stuck && now.Sub(r.lastList) >= r.opts.Tick {
 		r.lastList = time.Time{}
+	}
+}
+
+// applyMoves hands over give and takes take, as gathered by move.
+func (r *Runner) applyMoves(ctx context.Context, take, give []string, states map[string]store.ShardState, now time.Time) {
+	if len(give) > 0 {
+		r.handover(give)
+	}
+	if len(take) > 0 && r.locker != nil {
+		r.acquireMany(ctx, take, states, now)
 	}
 }
 

@@ -36,41 +36,65 @@ type Resolved struct {
 func Resolve(raw, dialect string) (Resolved, error) {
 	raw = strings.TrimSpace(raw)
 	r := Resolved{URL: raw}
-	switch {
-	case raw == "" || raw == "memory:" || raw == "memory://" || raw == "memory":
-		r.Dialect = store.Memory
-	case strings.HasPrefix(raw, "postgres://") || strings.HasPrefix(raw, "postgresql://"):
-		r.Dialect = store.Postgres
-	case strings.HasPrefix(raw, "mariadb://"):
-		r.Dialect = store.MariaDB
-	case strings.HasPrefix(raw, "mysql://"):
-		r.Dialect = store.MySQL
-	case strings.HasPrefix(raw, "sqlite:") || strings.HasSuffix(raw, ".db") || strings.HasSuffix(raw, ".sqlite") || strings.HasSuffix(raw, ".sqlite3"):
-		r.Dialect = store.SQLite
-	default:
-		return r, errs.New(errs.CodeInvalidConfig, "DB_URL %q: unknown scheme (use postgres://, mariadb://, mysql://, sqlite:<path> or a .db path, memory:)", redact(raw))
+	var err error
+	if r.Dialect, err = schemeDialect(raw); err != nil {
+		return r, err
 	}
 	if dialect != "" {
-		d := store.Dialect(strings.ToLower(strings.TrimSpace(dialect)))
-		switch d {
-		case store.Postgres, store.MariaDB, store.MySQL, store.SQLite, store.Memory:
-		case "postgresql":
-			d = store.Postgres
-		default:
-			return r, errs.New(errs.CodeInvalidConfig, "DB_DIALECT %q is not one of postgres, mariadb, mysql, sqlite, memory", dialect)
-		}
-		compatible := d == r.Dialect || (d == store.MariaDB && r.Dialect == store.MySQL) || (d == store.MySQL && r.Dialect == store.MariaDB)
-		if !compatible && !(r.Dialect == store.Memory && raw == "") {
-			return r, errs.New(errs.CodeInvalidConfig, "DB_DIALECT=%s does not match DB_URL scheme (%s)", d, r.Dialect)
+		d, derr := overrideDialect(r.Dialect, raw, dialect)
+		if derr != nil {
+			return r, derr
 		}
 		r.Dialect = d
 	}
+	err = r.connect(raw)
+	return r, err
+}
+
+// schemeDialect is the dialect raw's scheme (or file suffix) names.
+func schemeDialect(raw string) (store.Dialect, error) {
+	switch {
+	case raw == "" || raw == "memory:" || raw == "memory://" || raw == "memory":
+		return store.Memory, nil
+	case strings.HasPrefix(raw, "postgres://") || strings.HasPrefix(raw, "postgresql://"):
+		return store.Postgres, nil
+	case strings.HasPrefix(raw, "mariadb://"):
+		return store.MariaDB, nil
+	case strings.HasPrefix(raw, "mysql://"):
+		return store.MySQL, nil
+	case strings.HasPrefix(raw, "sqlite:") || strings.HasSuffix(raw, ".db") || strings.HasSuffix(raw, ".sqlite") || strings.HasSuffix(raw, ".sqlite3"):
+		return store.SQLite, nil
+	default:
+		return "", errs.New(errs.CodeInvalidConfig, "DB_URL %q: unknown scheme (use postgres://, mariadb://, mysql://, sqlite:<path> or a .db path, memory:)", redact(raw))
+	}
+}
+
+// overrideDialect checks DB_DIALECT against the scheme's dialect and returns
+// the one to use.
+func overrideDialect(scheme store.Dialect, raw, dialect string) (store.Dialect, error) {
+	d := store.Dialect(strings.ToLower(strings.TrimSpace(dialect)))
+	switch d {
+	case store.Postgres, store.MariaDB, store.MySQL, store.SQLite, store.Memory:
+	case "postgresql":
+		d = store.Postgres
+	default:
+		return "", errs.New(errs.CodeInvalidConfig, "DB_DIALECT %q is not one of postgres, mariadb, mysql, sqlite, memory", dialect)
+	}
+	compatible := d == scheme || (d == store.MariaDB && scheme == store.MySQL) || (d == store.MySQL && scheme == store.MariaDB)
+	if !compatible && !(scheme == store.Memory && raw == "") {
+		return "", errs.New(errs.CodeInvalidConfig, "DB_DIALECT=%s does not match DB_URL scheme (%s)", d, scheme)
+	}
+	return d, nil
+}
+
+// connect fills in the driver's DSN and the database name for r's dialect.
+func (r *Resolved) connect(raw string) error {
 	var err error
 	switch r.Dialect {
 	case store.Postgres:
 		u, perr := url.Parse(raw)
 		if perr != nil {
-			return r, notAURL(raw)
+			return notAURL(raw)
 		}
 		r.DSN = raw
 		r.Database = strings.TrimPrefix(u.Path, "/")
@@ -83,11 +107,11 @@ func Resolve(raw, dialect string) (Resolved, error) {
 			p = p[:i]
 		}
 		if p == "" {
-			return r, errs.New(errs.CodeInvalidConfig, "DB_URL %q names no SQLite file", redact(raw))
+			return errs.New(errs.CodeInvalidConfig, "DB_URL %q names no SQLite file", redact(raw))
 		}
 		r.DSN, r.Database = p, p
 	}
-	return r, err
+	return err
 }
 
 // mysqlDSN turns mysql://user:pass@host:port/db?k=v into go-sql-driver form,

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
 )
@@ -48,16 +49,16 @@ func TestUnhostedBacklogIsAClusterCondition(t *testing.T) {
 	}
 	for _, e := range es {
 		waitFor(t, 3*time.Second, "the unhosted backlog seen", func() bool {
-			_, body := call(e, "GET", PathClusterHealth, "tok")
+			_, body := call(e, "GET", inspect.PathClusterHealth, "tok")
 			return strings.Contains(body, `"workflow/nosuch"`)
 		})
 		// Past the stall threshold: still ready.
 		time.Sleep(time.Until(e.started.Add(e.stallAfter() + time.Second)))
-		if code, body := call(e, "GET", PathReady, "tok"); code != 200 || strings.Contains(body, "unhosted_type") {
+		if code, body := call(e, "GET", inspect.PathReady, "tok"); code != 200 || strings.Contains(body, "unhosted_type") {
 			t.Fatalf("%s: readiness must stay 200 for a backlog nobody hosts: %d %s", e.cfg.ReplicaID, code, body)
 		}
-		code, body := call(e, "GET", PathClusterHealth, "tok")
-		var ch ClusterHealth
+		code, body := call(e, "GET", inspect.PathClusterHealth, "tok")
+		var ch inspect.ClusterHealth
 		if err := json.Unmarshal([]byte(body), &ch); err != nil {
 			t.Fatal(err)
 		}
@@ -65,10 +66,10 @@ func TestUnhostedBacklogIsAClusterCondition(t *testing.T) {
 			ch.Conditions[0].EntityType != "workflow/nosuch" || ch.Conditions[0].Messages != 1 || len(ch.LiveRunners) != 2 {
 			t.Fatalf("%s: cluster health: %d %s", e.cfg.ReplicaID, code, body)
 		}
-		if c, _ := call(e, "GET", PathClusterHealth, ""); c != 401 {
+		if c, _ := call(e, "GET", inspect.PathClusterHealth, ""); c != 401 {
 			t.Fatalf("cluster health without the token: %d", c)
 		}
-		if c, _ := call(e, "POST", PathClusterHealth, "tok"); c != 405 {
+		if c, _ := call(e, "POST", inspect.PathClusterHealth, "tok"); c != 405 {
 			t.Fatalf("cluster health by POST: %d", c)
 		}
 		if h := e.Inspect(ctx).Health; h.Drain.UnhostedBacklog["workflow/nosuch"] != 1 {
@@ -80,7 +81,7 @@ func TestUnhostedBacklogIsAClusterCondition(t *testing.T) {
 		t.Fatalf("dead-letter: %d %v", n, err)
 	}
 	waitFor(t, 10*time.Second, "cluster healthy once the backlog is dead", func() bool {
-		code, _ := call(es[1], "GET", PathClusterHealth, "tok")
+		code, _ := call(es[1], "GET", inspect.PathClusterHealth, "tok")
 		return code == 200
 	})
 }

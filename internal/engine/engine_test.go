@@ -18,6 +18,7 @@ import (
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/delivery"
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
 )
@@ -258,7 +259,7 @@ func TestLateRegistrationStallRegression(t *testing.T) {
 		t.Fatalf("readiness stays green and shows the unhosted backlog: %+v", h)
 	}
 	ch := e.ClusterHealth(ctx)
-	if ch.Healthy || len(ch.Conditions) != 1 || ch.Conditions[0].Kind != ConditionUnhostedType ||
+	if ch.Healthy || len(ch.Conditions) != 1 || ch.Conditions[0].Kind != inspect.ConditionUnhostedType ||
 		ch.Conditions[0].EntityType != "late" || ch.Conditions[0].Messages != 20 || !slices.Contains(ch.HostedTypes, "early") {
 		t.Fatalf("cluster health must name the unhosted backlog: %+v", ch)
 	}
@@ -437,16 +438,16 @@ func TestInspectAndHealthEndpoints(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if c := get("GET", PathInspect, ""); c != 401 {
+	if c := get("GET", inspect.PathInspect, ""); c != 401 {
 		t.Fatalf("no token: %d", c)
 	}
-	if c := get("POST", PathInspect, "tok"); c != 405 {
+	if c := get("POST", inspect.PathInspect, "tok"); c != 405 {
 		t.Fatalf("POST: %d", c)
 	}
-	if c := get("GET", PathReady, "tok"); c != 200 {
+	if c := get("GET", inspect.PathReady, "tok"); c != 200 {
 		t.Fatalf("ready: %d", c)
 	}
-	if c := get("GET", PathLive, "tok"); c != 200 {
+	if c := get("GET", inspect.PathLive, "tok"); c != 200 {
 		t.Fatalf("live: %d", c)
 	}
 	doc := e.Inspect(context.Background())

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/store"
 )
 
@@ -21,51 +22,6 @@ type drainCache struct {
 	at    time.Time
 	stats store.DrainStats
 	err   error
-}
-
-// Problem is one reason the instance is not ready.
-type Problem struct {
-	Kind   string `json:"kind"` // database, locks, pool, stalled_shard, read_loop, unacquired
-	Detail string `json:"detail"`
-}
-
-// Health is the readiness verdict with its evidence.
-type Health struct {
-	Ready    bool      `json:"ready"`
-	Problems []Problem `json:"problems,omitempty"`
-	// Notes are facts this instance sees that leaving traffic would not
-	// fix (a frozen peer whose session the database refused to end): they
-	// are in the body, never in the verdict.
-	Notes []Problem `json:"notes,omitempty"`
-	Drain Drain     `json:"drain"`
-}
-
-// Drain is drain health for this runner and the cluster backlog it can see.
-type Drain struct {
-	OwnedShards        int               `json:"ownedShards"`
-	Pending            int               `json:"pending"`
-	Claimed            int               `json:"claimed"`
-	Dead               int               `json:"dead"`
-	OldestDeliverableS float64           `json:"oldestDeliverableSeconds"`
-	OldestUndeliveredS float64           `json:"oldestUndeliveredSeconds"`
-	UnhostedBacklog    map[string]int    `json:"unhostedBacklog,omitempty"` // shown, not judged: a cluster condition
-	StalledShards      []string          `json:"stalledShards,omitempty"`
-	UnacquiredShards   []string          `json:"unacquiredShards,omitempty"`
-	LastReadLoopAgoS   float64           `json:"lastReadLoopSecondsAgo"`
-	ReadLoopError      string            `json:"readLoopError,omitempty"`
-	InFlight           int               `json:"inFlight"`
-	Counters           map[string]int64  `json:"counters"`
-	PerShard           []ShardDrainView  `json:"perShard,omitempty"`
-	Types              map[string]string `json:"types,omitempty"`
-}
-
-// ShardDrainView is one owned shard's backlog.
-type ShardDrainView struct {
-	Shard              string  `json:"shard"`
-	Epoch              int64   `json:"epoch"`
-	Pending            int     `json:"pending"`
-	Claimed            int     `json:"claimed"`
-	OldestDeliverableS float64 `json:"oldestDeliverableSeconds"`
 }
 
 // stallAfter is how old a deliverable message on an owned shard may get
@@ -89,11 +45,11 @@ func (e *Engine) drainStats(ctx context.Context) (store.DrainStats, error) {
 }
 
 // Health evaluates readiness now.
-func (e *Engine) Health(ctx context.Context) Health {
-	h := Health{Ready: true}
+func (e *Engine) Health(ctx context.Context) inspect.Health {
+	h := inspect.Health{Ready: true}
 	bad := func(kind, format string, args ...any) {
 		h.Ready = false
-		h.Problems = append(h.Problems, Problem{Kind: kind, Detail: fmt.Sprintf(format, args...)})
+		h.Problems = append(h.Problems, inspect.Problem{Kind: kind, Detail: fmt.Sprintf(format, args...)})
 	}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	if err := e.d.Ping(pctx); err != nil {
@@ -111,10 +67,10 @@ func (e *Engine) Health(ctx context.Context) Health {
 		bad("identity", "%s", rs.Refused)
 	}
 	for _, p := range slices.Sorted(maps.Keys(rs.FenceErrors)) {
-		h.Notes = append(h.Notes, Problem{Kind: ConditionFrozenRunner, Detail: rs.FenceErrors[p]})
+		h.Notes = append(h.Notes, inspect.Problem{Kind: inspect.ConditionFrozenRunner, Detail: rs.FenceErrors[p]})
 	}
 	stats, lastLoop, loopErr, inFlight := e.deliv.Snapshot()
-	d := Drain{
+	d := inspect.Drain{
 		OwnedShards: len(rs.Held), InFlight: inFlight, ReadLoopError: loopErr,
 		Counters: map[string]int64{"claimed": stats.Claimed, "delivered": stats.Delivered, "retried": stats.Retried, "dead": stats.Dead, "released": stats.Released, "fenced": stats.Fenced},
 	}
@@ -152,7 +108,7 @@ func (e *Engine) Health(ctx context.Context) Health {
 			d.Pending += sd.Pending
 			d.Claimed += sd.Claimed
 			d.OldestDeliverableS = max(d.OldestDeliverableS, sd.OldestDeliverable.Seconds())
-			d.PerShard = append(d.PerShard, ShardDrainView{Shard: sd.Shard, Epoch: epoch, Pending: sd.Pending, Claimed: sd.Claimed, OldestDeliverableS: sd.OldestDeliverable.Seconds()})
+			d.PerShard = append(d.PerShard, inspect.ShardDrainView{Shard: sd.Shard, Epoch: epoch, Pending: sd.Pending, Claimed: sd.Claimed, OldestDeliverableS: sd.OldestDeliverable.Seconds()})
 			// Stalled only by what this runner can deliver: a message of a
 			// type it does not host is not its drain's to judge.
 			if oldestOf(sd.Types, mine) > e.stallAfter() {

@@ -16,14 +16,8 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/rpc"
-)
-
-// Paths of the inspect server.
-const (
-	PathLive    = "/_voltro/health/live"
-	PathReady   = "/_voltro/health/ready"
-	PathInspect = "/_voltro/inspect/cluster"
 )
 
 func (e *Engine) listenInspect() error {
@@ -33,10 +27,10 @@ func (e *Engine) listenInspect() error {
 	}
 	e.inspectLn = ln
 	mux := http.NewServeMux()
-	mux.HandleFunc(PathLive, e.readOnly(func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(inspect.PathLive, e.readOnly(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"live": true, "replicaId": e.cfg.ReplicaID})
 	}))
-	mux.HandleFunc(PathReady, e.readOnly(func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(inspect.PathReady, e.readOnly(func(w http.ResponseWriter, r *http.Request) {
 		h := e.Health(r.Context())
 		code := http.StatusOK
 		if !h.Ready {
@@ -44,7 +38,7 @@ func (e *Engine) listenInspect() error {
 		}
 		writeJSON(w, code, h)
 	}))
-	mux.HandleFunc(PathClusterHealth, e.readOnly(func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(inspect.PathClusterHealth, e.readOnly(func(w http.ResponseWriter, r *http.Request) {
 		h := e.ClusterHealth(r.Context())
 		code := http.StatusOK
 		if !h.Healthy {
@@ -52,7 +46,7 @@ func (e *Engine) listenInspect() error {
 		}
 		writeJSON(w, code, h)
 	}))
-	mux.HandleFunc(PathInspect, e.readOnly(func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(inspect.PathInspect, e.readOnly(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, e.Inspect(r.Context()))
 	}))
 	for _, f := range e.extraMux {
@@ -60,7 +54,7 @@ func (e *Engine) listenInspect() error {
 	}
 	e.httpServer = rpc.Bounded(mux, e.cfg.RPCMaxBody, rpc.DefaultPerPeer, 0, e.log)
 	go func() { _ = e.httpServer.Serve(ln) }()
-	e.log.Info("inspect endpoint listening", "addr", ln.Addr().String(), "paths", []string{PathInspect, PathLive, PathReady, PathClusterHealth})
+	e.log.Info("inspect endpoint listening", "addr", ln.Addr().String(), "paths", []string{inspect.PathInspect, inspect.PathLive, inspect.PathReady, inspect.PathClusterHealth})
 	return nil
 }
 
@@ -112,70 +106,18 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = enc.Encode(v)
 }
 
-// OwnedShard is one held shard with its epoch.
-type OwnedShard struct {
-	Shard string `json:"shard"`
-	Epoch int64  `json:"epoch"`
-}
-
-// InspectDoc is the per-instance inspect document.
-type InspectDoc struct {
-	ReplicaID     string            `json:"replicaId"`
-	RunnerAddress string            `json:"runnerAddress"`
-	InspectAddr   string            `json:"inspectAddress"`
-	Dialect       string            `json:"dialect"`
-	Tier          string            `json:"tier"`
-	RunnerStorage string            `json:"runnerStorage"`
-	CDCFlavor     string            `json:"cdcFlavor"`
-	Coordination  string            `json:"coordination"`
-	ShardLock     ShardLockDoc      `json:"shardLock"`
-	ServerID      uint32            `json:"serverId,omitempty"`
-	LocalhostRisk bool              `json:"localhostRisk"`
-	OwnedShards   []OwnedShard      `json:"ownedShards"`
-	EntityTypes   []string          `json:"entityTypes"`
-	LiveRunners   []string          `json:"liveRunners"`
-	Suspects      []string          `json:"suspectRunners,omitempty"`
-	FrozenFenced  int64             `json:"frozenRunnersFenced"`
-	StaleRunners  int               `json:"staleRunners"`
-	Health        Health            `json:"health"`
-	Pool          PoolDoc           `json:"pool"`
-	Version       string            `json:"version"`
-	UptimeSeconds float64           `json:"uptimeSeconds"`
-	RPCRefused    int64             `json:"rpcRefused"`
-	Extra         map[string]string `json:"extra,omitempty"`
-	// Retention is the retention in force on this instance and its
-	// sweeper's state.
-	Retention *RetentionDoc `json:"retention,omitempty"`
-}
-
-// ShardLockDoc says how shard ownership is coordinated and why.
-type ShardLockDoc struct {
-	Requested string `json:"requested"`
-	Mode      string `json:"mode"`
-	Reason    string `json:"reason"`
-	Healthy   bool   `json:"healthy"`
-}
-
-// PoolDoc is the application pool's health.
-type PoolDoc struct {
-	Healthy  bool      `json:"healthy"`
-	LastOK   time.Time `json:"lastOk"`
-	Failures int64     `json:"probeFailures"`
-	Error    string    `json:"error,omitempty"`
-}
-
 // Inspect builds the inspect document.
-func (e *Engine) Inspect(ctx context.Context) InspectDoc {
+func (e *Engine) Inspect(ctx context.Context) inspect.Doc {
 	rs := e.runner.Status()
-	doc := InspectDoc{
+	doc := inspect.Doc{
 		ReplicaID: e.cfg.ReplicaID, RunnerAddress: e.address, InspectAddr: e.InspectAddr(),
 		Dialect: string(e.d.Dialect()), Tier: e.tier, RunnerStorage: string(e.cfg.RunnerStorage),
 		CDCFlavor: e.cdcFlavor(), Coordination: e.coordination(),
-		ShardLock:     ShardLockDoc{Requested: string(e.cfg.ShardLock), Mode: string(e.lockMode), Reason: e.lockReason, Healthy: rs.LockHealthy},
+		ShardLock:     inspect.ShardLockDoc{Requested: string(e.cfg.ShardLock), Mode: string(e.lockMode), Reason: e.lockReason, Healthy: rs.LockHealthy},
 		LocalhostRisk: e.cfg.LocalhostRisk, EntityTypes: e.deliv.Types(),
 		LiveRunners: rs.LiveRunners, Suspects: rs.Suspects, FrozenFenced: rs.Fences, StaleRunners: rs.StaleRunners,
 		Health:  e.Health(ctx),
-		Pool:    PoolDoc{Healthy: rs.PoolHealthy, LastOK: rs.PoolLastOK, Failures: rs.PoolFailures, Error: rs.PoolError},
+		Pool:    inspect.PoolDoc{Healthy: rs.PoolHealthy, LastOK: rs.PoolLastOK, Failures: rs.PoolFailures, Error: rs.PoolError},
 		Version: Version, UptimeSeconds: time.Since(e.started).Seconds(),
 		Retention: e.retentionDoc(),
 	}
@@ -186,7 +128,7 @@ func (e *Engine) Inspect(ctx context.Context) InspectDoc {
 		doc.Extra = extra
 	}
 	for s, ep := range rs.Held {
-		doc.OwnedShards = append(doc.OwnedShards, OwnedShard{Shard: s, Epoch: ep})
+		doc.OwnedShards = append(doc.OwnedShards, inspect.OwnedShard{Shard: s, Epoch: ep})
 	}
 	sort.Slice(doc.OwnedShards, func(i, j int) bool { return doc.OwnedShards[i].Shard < doc.OwnedShards[j].Shard })
 	return doc

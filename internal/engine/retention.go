@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/config"
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/retention"
 	"github.com/voltro/voltro/internal/store"
 )
@@ -57,43 +58,13 @@ func (e *Engine) logRetention() {
 		"runs", p.Runs, "dead_letters", p.DeadLetters)
 }
 
-// RetentionDoc is the retention part of the inspect document.
-type RetentionDoc struct {
-	// Runs and DeadLetters are the retention in force, as configured
-	// ("7d"; "forever" for 0), and in seconds (0: off).
-	Runs               string  `json:"runs"`
-	DeadLetters        string  `json:"deadLetters"`
-	RunsSeconds        float64 `json:"runsSeconds"`
-	DeadLettersSeconds float64 `json:"deadLettersSeconds"`
-	// RunnersSeconds: how long a silent runner's row is kept.
-	RunnersSeconds float64 `json:"runnersSeconds"`
-	// Shard is the retention shard; Sweeping says this instance holds it
-	// (it is the one that sweeps).
-	Shard    string `json:"shard"`
-	Sweeping bool   `json:"sweeping"`
-	Passes   int64  `json:"passes"`
-	// LastPassAt (and how long ago it was), LastPassSeconds and
-	// LastPassRows describe this instance's last pass; null, 0, 0 before
-	// one.
-	LastPassAt         *time.Time `json:"lastPassAt"`
-	LastPassAgeSeconds *float64   `json:"lastPassAgeSeconds"`
-	LastPassSeconds    float64    `json:"lastPassSeconds"`
-	LastPassRows       int64      `json:"lastPassRows"`
-	LastError          string     `json:"lastError,omitempty"`
-	// Deleted counts rows this instance deleted since it started, by table.
-	Deleted map[string]int64 `json:"deleted"`
-	// OldestSeconds is the age of the oldest row kept after the last pass,
-	// by kind (runs, processed, dead); absent when none is kept.
-	OldestSeconds map[string]float64 `json:"oldestSeconds"`
-}
-
-func (e *Engine) retentionDoc() *RetentionDoc {
+func (e *Engine) retentionDoc() *inspect.RetentionDoc {
 	if e.sweeper == nil {
 		return nil
 	}
 	st := e.sweeper.Stats()
 	p := st.Policy
-	doc := &RetentionDoc{
+	doc := &inspect.RetentionDoc{
 		Runs: config.RetentionText(p.Runs), DeadLetters: config.RetentionText(p.DeadLetters),
 		RunsSeconds: p.Runs.Seconds(), DeadLettersSeconds: p.DeadLetters.Seconds(), RunnersSeconds: p.Runners.Seconds(),
 		Shard: e.RetentionShard(), Sweeping: e.RetentionSweeping(), Passes: st.Passes,

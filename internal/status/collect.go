@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/inspectclient"
 	"github.com/voltro/voltro/internal/registry"
 	"github.com/voltro/voltro/internal/store"
@@ -137,7 +137,7 @@ func ask(ctx context.Context, o Options, found []registry.Instance, ledger func(
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var doc engine.InspectDoc
+			var doc inspect.Doc
 			var withheld string
 			var err error
 			if in.Stale && in.Source == registry.SourceRegistry {

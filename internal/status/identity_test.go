@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro"
-	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/observe/cli"
 	"github.com/voltro/voltro/internal/registry"
 	"github.com/voltro/voltro/internal/testdb"
@@ -159,14 +159,14 @@ func startLoggedApp(t *testing.T, env map[string]string, items ...voltro.Registr
 	return app, logs
 }
 
-func inspectDoc(t *testing.T, app *voltro.App) engine.InspectDoc {
+func inspectDoc(t *testing.T, app *voltro.App) inspect.Doc {
 	t.Helper()
-	resp, err := http.Get("http://" + app.InspectAddr() + engine.PathInspect)
+	resp, err := http.Get("http://" + app.InspectAddr() + inspect.PathInspect)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var doc engine.InspectDoc
+	var doc inspect.Doc
 	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestLiveDuplicatePodNameMariaDB(t *testing.T) {
 	t.Logf("status with a duplicate POD_NAME:\n%s", plain.String())
 
 	// the instance itself, within a few of its heartbeats: inspect and its log
-	var doc engine.InspectDoc
+	var doc inspect.Doc
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if doc = inspectDoc(t, app); doc.Extra["sameReplicaIdRunners"] != "" {
 			break

@@ -12,7 +12,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/inspectclient"
 )
 
@@ -22,14 +22,14 @@ const InspectTimeout = time.Second
 // fetchInspect GETs the inspect document of the instance at addr. The
 // error says why the instance is unreachable; withheld, when not "", why
 // the inspect token was not sent (addr's host is not trusted).
-func fetchInspect(ctx context.Context, client *inspectclient.Client, addr string) (doc engine.InspectDoc, withheld string, err error) {
+func fetchInspect(ctx context.Context, client *inspectclient.Client, addr string) (doc inspect.Doc, withheld string, err error) {
 	if addr == "" {
 		return doc, "", fmt.Errorf("no inspect address published")
 	}
 	ctx, cancel := context.WithTimeout(ctx, InspectTimeout)
 	defer cancel()
-	target := "http://" + addr + engine.PathInspect
-	resp, withheld, err := client.Get(ctx, addr, engine.PathInspect)
+	target := "http://" + addr + inspect.PathInspect
+	resp, withheld, err := client.Get(ctx, addr, inspect.PathInspect)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/config"
-	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/registry"
 )
 
@@ -26,7 +26,7 @@ const inlineEmit = "inline emit"
 // row builds the row of in. doc is valid when fetchErr is nil; ledger is
 // the number of shards the ledger names in.RunnerAddress as owner (-1 when
 // the ledger was not read).
-func row(in registry.Instance, doc engine.InspectDoc, fetchErr error, ledger int, staleAfter time.Duration) Instance {
+func row(in registry.Instance, doc inspect.Doc, fetchErr error, ledger int, staleAfter time.Duration) Instance {
 	r := Instance{
 		ReplicaID: in.ReplicaID, Process: in.Process, ProcessSource: in.ProcessSource, PID: in.PID,
 		RunnerAddress: in.RunnerAddress, InspectAddress: in.InspectAddr, Dialect: in.Dialect,
@@ -113,7 +113,7 @@ func row(in registry.Instance, doc engine.InspectDoc, fetchErr error, ledger int
 // when it is not in: another replica id, or another runner address (a
 // restarted process of the same replica on a new address answers for its
 // new row, not for the dead one). "" when the document is in's own.
-func impostor(in registry.Instance, doc engine.InspectDoc) string {
+func impostor(in registry.Instance, doc inspect.Doc) string {
 	replica := in.ReplicaID != "" && doc.ReplicaID != in.ReplicaID
 	runner := in.RunnerAddress != "" && doc.RunnerAddress != in.RunnerAddress
 	if !replica && !runner {

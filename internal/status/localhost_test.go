@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/config"
-	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/registry"
 )
 
@@ -15,7 +15,7 @@ import (
 // asked, and not when it answers that the single host was declared.
 func TestLocalhostFlagFollowsTheInstance(t *testing.T) {
 	in := registry.Instance{ReplicaID: "api-0", RunnerAddress: "127.0.0.1:34000", InspectAddr: "127.0.0.1:9", Dialect: "postgres", Source: registry.SourceRunners}
-	doc := engine.InspectDoc{ReplicaID: "api-0", RunnerAddress: "127.0.0.1:34000", Dialect: "postgres", Tier: "full"}
+	doc := inspect.Doc{ReplicaID: "api-0", RunnerAddress: "127.0.0.1:34000", Dialect: "postgres", Tier: "full"}
 	if r := row(in, doc, nil, 0, 30*time.Second); r.LocalhostRisk {
 		t.Fatalf("an instance that declared VOLTRO_SINGLE_HOST is flagged: %+v", r)
 	}
@@ -23,7 +23,7 @@ func TestLocalhostFlagFollowsTheInstance(t *testing.T) {
 	if r := row(in, doc, nil, 0, 30*time.Second); !r.LocalhostRisk || r.LocalhostFix != config.LocalhostFix {
 		t.Fatalf("an instance at risk is not flagged: %+v", r)
 	}
-	if r := row(in, engine.InspectDoc{}, errors.New("connection refused"), 0, 30*time.Second); !r.LocalhostRisk {
+	if r := row(in, inspect.Doc{}, errors.New("connection refused"), 0, 30*time.Second); !r.LocalhostRisk {
 		t.Fatalf("an unreachable loopback runner is not flagged: %+v", r)
 	}
 	if !strings.Contains(config.LocalhostFix, "VOLTRO_SINGLE_HOST=1") {

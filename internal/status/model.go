@@ -141,7 +141,7 @@ type Identity struct {
 	RunnerAddress string `json:"runnerAddress"`
 }
 
-// Problem is one reason an instance is not ready (engine.Problem kinds).
+// Problem is one reason an instance is not ready (inspect.Problem kinds).
 type Problem struct {
 	Kind   string `json:"kind"`
 	Detail string `json:"detail"`

@@ -12,7 +12,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/store"
 )
 
@@ -30,7 +30,7 @@ func readShared(ctx context.Context, d store.Driver, stale time.Duration) *Share
 		if runners, err := d.ListRunners(ctx); err != nil {
 			sh.Errors = append(sh.Errors, fmt.Sprintf("unhosted backlog: %v", err))
 		} else {
-			for _, c := range engine.UnhostedConditions(ds, store.HostedTypes(runners, stale)) {
+			for _, c := range inspect.UnhostedConditions(ds, store.HostedTypes(runners, stale)) {
 				sh.Messages.UnhostedBacklog = append(sh.Messages.UnhostedBacklog, UnhostedType{EntityType: c.EntityType, Messages: c.Messages, OldestSeconds: c.OldestSeconds})
 			}
 		}

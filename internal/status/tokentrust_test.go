@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/config"
-	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/inspectclient"
 	"github.com/voltro/voltro/internal/observe/cli"
 	"github.com/voltro/voltro/internal/observe/serve"
@@ -78,7 +78,7 @@ func (h *harvester) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(serve.HeaderRunner, h.runner)
 		_, _ = w.Write([]byte("[]"))
 	default:
-		_ = json.NewEncoder(w).Encode(engine.InspectDoc{ReplicaID: h.replica, RunnerAddress: h.runner, Tier: "full", Health: engine.Health{Ready: true}})
+		_ = json.NewEncoder(w).Encode(inspect.Doc{ReplicaID: h.replica, RunnerAddress: h.runner, Tier: "full", Health: inspect.Health{Ready: true}})
 	}
 }
 

@@ -23,7 +23,6 @@ import (
 	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/runner"
 	"github.com/voltro/voltro/internal/store"
-	"github.com/voltro/voltro/internal/store/sqlite"
 )
 
 // Version is reported in the runner row and inspect.
@@ -103,25 +102,24 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		log.Warn(w)
 	}
 	d := opts.Store
-	if d == nil && cfg.DB.Dialect == store.SQLite {
-		// One executing engine per SQLite file, decided before any message
-		// is read; the OS drops the guard if this process dies.
-		own, err := sqlite.AcquireOwnership(cfg.DB.DSN)
-		if err != nil {
-			return nil, err
-		}
-		e.release = own.Release
-	}
 	if d == nil {
 		if opts.Open == nil {
 			return nil, errs.New(errs.CodeInvalidArgument, "engine: neither a store nor a way to open one")
 		}
 		var err error
 		if d, err = opts.Open(ctx, cfg, log); err != nil {
-			e.releaseOwnership()
 			return nil, err
 		}
 		e.ownsStore = true
+		if ex, ok := d.(store.Exclusive); ok {
+			// One executing engine per database (a SQLite file), decided
+			// before migrating or reading any message; the OS drops the
+			// guard if this process dies.
+			if e.release, err = ex.AcquireOwnership(); err != nil {
+				_ = d.Close()
+				return nil, err
+			}
+		}
 	}
 	e.d = d
 	fail := func(err error) (*Engine, error) {

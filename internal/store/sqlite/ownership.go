@@ -11,6 +11,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
 )
 
 // LockFileSuffix names the sidecar lock file next to the database file.
@@ -94,4 +95,16 @@ func (o *Ownership) Release() error {
 		return fmt.Errorf("sqlite ownership: unlock %s: %w", o.path, err)
 	}
 	return nil
+}
+
+var _ store.Exclusive = (*Store)(nil)
+
+// AcquireOwnership takes the file ownership guard of the store's database
+// (store.Exclusive): one executing engine per SQLite file.
+func (s *Store) AcquireOwnership() (release func() error, err error) {
+	own, err := AcquireOwnership(s.path)
+	if err != nil {
+		return nil, err
+	}
+	return own.Release, nil
 }

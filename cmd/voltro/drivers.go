@@ -1,0 +1,9 @@
+// The CLI speaks to every database voltro supports.
+
+package main
+
+import (
+	_ "github.com/voltro/voltro/driver/mysql"    // mariadb, mysql
+	_ "github.com/voltro/voltro/driver/postgres" // postgres
+	_ "github.com/voltro/voltro/driver/sqlite"   // sqlite
+)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/schedule"
+	"github.com/voltro/voltro/internal/workflow"
 )
 
 // Schedule is a registered cron schedule.
@@ -50,14 +51,17 @@ func NewSchedule(name, spec string, fn func(ctx context.Context, scheduledAt tim
 	return s
 }
 
-// register validates and adds the schedule; a malformed expression fails
-// here with the expression and what is wrong.
+// register validates and adds the schedule, its firings traced; a
+// malformed expression fails here with the expression and what is wrong.
+// The caller's value is left alone.
 func (s *Schedule) register(a *App) error {
 	sch, err := a.scheduler()
 	if err != nil {
 		return err
 	}
-	return sch.Register(s.s)
+	cp := s.s
+	cp.Func = a.e.Telemetry().WrapSchedule(cp.Name, cp.Func)
+	return sch.Register(cp)
 }
 
 // scheduler creates the app's scheduler on first use; it runs from Start.
@@ -70,7 +74,7 @@ func (a *App) scheduler() (*schedule.Scheduler, error) {
 	st := schedule.StoreOf(a.e.Store())
 	cfg := schedule.Config{ReplicaID: a.e.Config().ReplicaID, Store: st, Default: a.schedDefault, Logger: a.log}
 	if a.e.Config().Clustered() {
-		cfg.Cluster = &clusterFirer{a: a}
+		cfg.Cluster = workflow.ScheduleFirer(a.workflows)
 	}
 	sch, err := schedule.New(cfg)
 	if err != nil {

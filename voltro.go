@@ -222,11 +222,6 @@ type Registrable interface {
 // backlog read at once.
 func (a *App) Register(items ...Registrable) error {
 	for _, it := range items {
-		if s, ok := it.(*Schedule); ok { // trace its firings, leave the caller's value alone
-			cp := *s
-			cp.s.Func = a.e.Telemetry().WrapSchedule(s.s.Name, s.s.Func)
-			it = &cp
-		}
 		if err := it.register(a); err != nil {
 			return err
 		}

@@ -7,9 +7,7 @@ package status
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/voltro/voltro/internal/inspect"
@@ -35,143 +33,76 @@ func readShared(ctx context.Context, d store.Driver, stale time.Duration) *Share
 			}
 		}
 	}
-	h, ok := d.(store.SQLDB)
+	ov, ok := d.(store.Overviewer)
 	if !ok {
 		return sh
 	}
-	dl := sqlDialect{name: d.Dialect(), window: ActiveWindow}
-	db := h.DB()
-	if ok, err := hasTables(ctx, dl, db, "_voltro_schedule_runs", "_voltro_schedule_claims"); err != nil {
+	if s, err := readSchedules(ctx, d, ov); err != nil {
 		sh.Errors = append(sh.Errors, fmt.Sprintf("schedules: %v", err))
-	} else if ok, err = schedulesRecorded(ctx, d, ok); err != nil {
-		sh.Errors = append(sh.Errors, fmt.Sprintf("schedules: %v", err))
-	} else if ok {
-		if s, err := readSchedules(ctx, dl, db); err != nil {
-			sh.Errors = append(sh.Errors, fmt.Sprintf("schedules: %v", err))
-		} else {
-			sh.Schedules = s
-		}
+	} else {
+		sh.Schedules = s
 	}
-	if ok, err := hasTables(ctx, dl, db, "voltro_workflow_executions"); err != nil {
+	if w, err := readWorkflows(ctx, ov); err != nil {
 		sh.Errors = append(sh.Errors, fmt.Sprintf("workflows: %v", err))
-	} else if ok {
-		if w, err := readWorkflows(ctx, dl, db); err != nil {
-			sh.Errors = append(sh.Errors, fmt.Sprintf("workflows: %v", err))
-		} else {
-			sh.Workflows = w
-		}
+	} else {
+		sh.Workflows = w
 	}
 	return sh
 }
 
-// schedulesRecorded reports, where the schedule tables exist (tables),
-// whether any schedule left a row in them: the migrations create them on
-// every database, and the footer of one where no schedule ever ran says so
-// (Schedules null) rather than show zeros. A schedule's definition row
-// stays, so once one ran the footer shows its activity for good.
-func schedulesRecorded(ctx context.Context, d store.Driver, tables bool) (bool, error) {
+// schedulesRecorded reports whether any schedule left a row in the
+// schedule tables: the migrations create them on every database, and the
+// footer of one where no schedule ever ran says so (Schedules null) rather
+// than show zeros. A schedule's definition row stays, so once one ran the
+// footer shows its activity for good.
+func schedulesRecorded(ctx context.Context, d store.Driver) (bool, error) {
 	ss, ok := d.(store.ScheduleStore)
-	if !tables || !ok {
-		return tables, nil
+	if !ok {
+		return true, nil
 	}
 	sums, err := ss.ScheduleSummaries(ctx)
 	return len(sums) > 0, err
 }
 
-func hasTables(ctx context.Context, dl sqlDialect, db *sql.DB, tables ...string) (bool, error) {
-	for _, t := range tables {
-		ok, err := dl.tableExists(ctx, db, t)
-		if err != nil || !ok {
-			return false, err
-		}
+// readSchedules is the schedule activity of the last ActiveWindow
+// seconds by the store's clock, and each schedule's latest claim with its
+// age; nil where the store has no schedule tables or no schedule ran.
+func readSchedules(ctx context.Context, d store.Driver, ov store.Overviewer) (*ScheduleState, error) {
+	now, err := d.Now(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return true, nil
-}
-
-func readSchedules(ctx context.Context, dl sqlDialect, db *sql.DB) (*ScheduleState, error) {
-	s := &ScheduleState{ActiveReplicas: []ReplicaRuns{}, LatestClaims: []Claim{}, RunningByReplica: []ReplicaRuns{}}
-	var err error
-	if s.ActiveReplicas, err = replicaCounts(ctx, db, dl.sql(`SELECT "replicaId", COUNT(*) FROM "_voltro_schedule_runs"
-		WHERE "heartbeatAt" > {recent} OR "finished" > {recent} GROUP BY "replicaId"`)); err != nil {
-		return nil, fmt.Errorf("active replicas: %w", err)
+	o, err := ov.ScheduleOverview(ctx, now.Add(-ActiveWindow*time.Second))
+	if err != nil || o == nil {
+		return nil, err
 	}
-	if s.RunningByReplica, err = replicaCounts(ctx, db, dl.sql(`SELECT "replicaId", COUNT(*) FROM "_voltro_schedule_runs"
-		WHERE "status" = 'running' GROUP BY "replicaId"`)); err != nil {
-		return nil, fmt.Errorf("running runs: %w", err)
+	if ok, err := schedulesRecorded(ctx, d); err != nil || !ok {
+		return nil, err
 	}
+	s := &ScheduleState{ActiveReplicas: replicaRuns(o.Active), RunningByReplica: replicaRuns(o.Running), RecentClaims: o.RecentClaims, LatestClaims: []Claim{}}
 	for _, r := range s.RunningByReplica {
 		s.Running += r.Runs
 	}
-	if err := db.QueryRowContext(ctx, dl.sql(`SELECT COUNT(*) FROM "_voltro_schedule_claims" WHERE "claimedAt" > {recent}`)).Scan(&s.RecentClaims); err != nil {
-		return nil, fmt.Errorf("recent claims: %w", err)
-	}
-	rows, err := db.QueryContext(ctx, dl.sql(`SELECT c."schedule", c."replicaId", {age:c."claimedAt"}
-		FROM "_voltro_schedule_claims" c
-		JOIN (SELECT "schedule", MAX("claimedAt") AS m FROM "_voltro_schedule_claims" GROUP BY "schedule") x
-		  ON x."schedule" = c."schedule" AND x.m = c."claimedAt"
-		ORDER BY c."schedule", c."replicaId"`))
-	if err != nil {
-		return nil, fmt.Errorf("latest claims: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var c Claim
-		var age sql.NullFloat64
-		if err := rows.Scan(&c.Schedule, &c.ReplicaID, &age); err != nil {
-			return nil, fmt.Errorf("latest claims: %w", err)
-		}
-		c.AgeSeconds = max(age.Float64, 0)
-		if n := len(s.LatestClaims); n > 0 && s.LatestClaims[n-1].Schedule == c.Schedule {
-			continue // two claims in the same millisecond: keep one
-		}
-		s.LatestClaims = append(s.LatestClaims, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("latest claims: %w", err)
+	for _, c := range o.Latest {
+		s.LatestClaims = append(s.LatestClaims, Claim{Schedule: c.Schedule, ReplicaID: c.ReplicaID, AgeSeconds: max(now.Sub(c.ClaimedAt).Seconds(), 0)})
 	}
 	return s, nil
 }
 
-func replicaCounts(ctx context.Context, db *sql.DB, q string) ([]ReplicaRuns, error) {
-	rows, err := db.QueryContext(ctx, q)
-	if err != nil {
-		return nil, err
+func replicaRuns(in []store.ReplicaRuns) []ReplicaRuns {
+	out := make([]ReplicaRuns, 0, len(in))
+	for _, r := range in {
+		out = append(out, ReplicaRuns{ReplicaID: r.ReplicaID, Runs: r.Runs})
 	}
-	defer rows.Close()
-	out := []ReplicaRuns{}
-	for rows.Next() {
-		var r ReplicaRuns
-		if err := rows.Scan(&r.ReplicaID, &r.Runs); err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ReplicaID < out[j].ReplicaID })
-	return out, nil
+	return out
 }
 
-func readWorkflows(ctx context.Context, dl sqlDialect, db *sql.DB) (*WorkflowCounts, error) {
-	rows, err := db.QueryContext(ctx, dl.sql(`SELECT status, COUNT(*) FROM voltro_workflow_executions
-		WHERE status IN ('running', 'suspended') GROUP BY status`))
-	if err != nil {
+// readWorkflows counts the runs in flight; nil where the store has no
+// workflow tables.
+func readWorkflows(ctx context.Context, ov store.Overviewer) (*WorkflowCounts, error) {
+	n, err := ov.CountExecutions(ctx, store.ExecRunning, store.ExecSuspended)
+	if err != nil || n == nil {
 		return nil, err
 	}
-	defer rows.Close()
-	w := &WorkflowCounts{}
-	for rows.Next() {
-		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, err
-		}
-		if st == "running" {
-			w.Running = n
-		} else {
-			w.Suspended = n
-		}
-	}
-	return w, rows.Err()
+	return &WorkflowCounts{Running: n[store.ExecRunning], Suspended: n[store.ExecSuspended]}, nil
 }

@@ -1,0 +1,13 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/memory"
+	"github.com/voltro/voltro/internal/store/storetest"
+)
+
+func TestOverview(t *testing.T) {
+	storetest.RunOverview(t, func(t *testing.T) store.Driver { return memory.New() })
+}

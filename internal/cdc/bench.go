@@ -18,6 +18,7 @@ import (
 	"github.com/voltro/voltro/internal/cdc/delta"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/rowsql"
 )
 
 // BenchConfig bounds a benchmark run.
@@ -81,13 +82,11 @@ func RunBench(ctx context.Context, cfg BenchConfig) (BenchResult, error) {
 	res.Dialect, res.Transport = w.Dialect(), w.Flavor()
 	res.Events, res.Writers, res.BatchSize, res.Samples = cfg.Events, cfg.Writers, cfg.BatchSize, cfg.Samples
 	for _, t := range []string{benchTable, benchTable + "_plain"} {
-		for _, q := range []string{"DROP TABLE IF EXISTS " + t, benchDDL(w.Dialect(), t)} {
-			if _, err := w.DB().ExecContext(ctx, q); err != nil {
-				return res, fmt.Errorf("bench table: %w", err)
-			}
+		if err := rowsql.CreateSerialTable(ctx, w.DB(), w.sqlw, t); err != nil {
+			return res, fmt.Errorf("bench table: %w", err)
 		}
 	}
-	defer w.DB().ExecContext(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+benchTable+"_plain") //nolint:errcheck
+	defer rowsql.DropTable(context.WithoutCancel(ctx), w.DB(), benchTable+"_plain") //nolint:errcheck
 
 	if res.DBCommitsPerSec1, err = commitRate(ctx, w, 1, cfg.CommitProbe); err != nil {
 		return res, err
@@ -136,20 +135,9 @@ func (c *BenchConfig) defaults() {
 	}
 }
 
-func benchDDL(d store.Dialect, t string) string {
-	switch d {
-	case store.Postgres:
-		return "CREATE TABLE " + t + " (id bigserial PRIMARY KEY, sent_ns bigint NOT NULL, payload varchar(64) NOT NULL)"
-	case store.MariaDB, store.MySQL:
-		return "CREATE TABLE " + t + " (id BIGINT AUTO_INCREMENT PRIMARY KEY, sent_ns BIGINT NOT NULL, payload VARCHAR(64) NOT NULL)"
-	default:
-		return "CREATE TABLE " + t + " (id INTEGER PRIMARY KEY AUTOINCREMENT, sent_ns INTEGER NOT NULL, payload TEXT NOT NULL)"
-	}
-}
-
 // commitRate runs autocommit single-row INSERTs on conns connections.
 func commitRate(ctx context.Context, f *Feed, conns int, d time.Duration) (float64, error) {
-	q := "INSERT INTO " + benchTable + "_plain (sent_ns, payload) VALUES (" + f.sqlw.Arg(1) + ", " + f.sqlw.Arg(2) + ")"
+	q := rowsql.PlainInsert(f.sqlw, benchTable+"_plain", "sent_ns", "payload")
 	var (
 		n    atomic.Int64
 		wg   sync.WaitGroup

@@ -16,9 +16,9 @@ import (
 	"github.com/voltro/voltro/internal/cdc/bus"
 	"github.com/voltro/voltro/internal/cdc/delta"
 	"github.com/voltro/voltro/internal/cdc/pgnotify"
-	"github.com/voltro/voltro/internal/cdc/sqlwrite"
 	"github.com/voltro/voltro/internal/dburl"
 	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/rowsql"
 )
 
 // Feed is the change feed of one instance.
@@ -30,7 +30,7 @@ type Feed struct {
 	replicaID string
 	db        *sql.DB
 	ownDB     bool
-	sqlw      sqlwrite.Dialect
+	sqlw      rowsql.Dialect
 	bus       *bus.Bus
 
 	transport Transport
@@ -84,7 +84,6 @@ func New(ctx context.Context, cfg Config) (*Feed, error) {
 		database:  r.Database,
 		replicaID: cfg.replicaID(),
 		db:        cfg.DB,
-		sqlw:      sqlwrite.Dialect{Name: r.Dialect},
 		bus:       bus.New(cfg.Buffer),
 		pks:       map[string][]string{},
 		order:     map[string]*sync.Mutex{},
@@ -96,9 +95,13 @@ func New(ctx context.Context, cfg Config) (*Feed, error) {
 		f.log = slog.Default()
 	}
 	f.log = f.log.With("component", "cdc", "replica", f.replicaID)
+	rows := r.Dialect
 	if r.Dialect == store.Memory {
 		f.database = "memory"
-		f.sqlw.Name = store.SQLite // memory is backed by an in-memory SQLite
+		rows = store.SQLite // memory is backed by an in-memory SQLite
+	}
+	if f.sqlw, err = rowsql.For(rows); err != nil {
+		return nil, err
 	}
 	if f.db == nil {
 		if f.db, err = openDB(ctx, r); err != nil {
@@ -314,7 +317,7 @@ func (f *Feed) Overflows() int64 { return f.bus.Overflows() }
 // commit order, until ctx ends; then the channel is closed. A delta with Op
 // Resync means changes may have been missed: re-read the table.
 func (f *Feed) Subscribe(ctx context.Context, table string, filter delta.Filter) (<-chan delta.Delta, error) {
-	if err := sqlwrite.CheckIdent("table", table); err != nil {
+	if err := rowsql.CheckIdent("table", table); err != nil {
 		return nil, err
 	}
 	if f.transport != Notify {
@@ -336,14 +339,14 @@ func (f *Feed) Subscribe(ctx context.Context, table string, filter delta.Filter)
 
 // primaryKey caches the key columns of table, read through q (inside a
 // transaction, its own connection: SQLite pools hold one).
-func (f *Feed) primaryKey(ctx context.Context, q sqlwrite.Querier, table string) ([]string, error) {
+func (f *Feed) primaryKey(ctx context.Context, q rowsql.Querier, table string) ([]string, error) {
 	f.mu.Lock()
 	pk, ok := f.pks[table]
 	f.mu.Unlock()
 	if ok {
 		return pk, nil
 	}
-	pk, err := sqlwrite.PrimaryKey(ctx, q, f.sqlw, table)
+	pk, err := rowsql.PrimaryKey(ctx, q, f.sqlw, table)
 	if err != nil {
 		return nil, err
 	}

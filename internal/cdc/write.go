@@ -14,7 +14,7 @@ import (
 	"sync"
 
 	"github.com/voltro/voltro/internal/cdc/delta"
-	"github.com/voltro/voltro/internal/cdc/sqlwrite"
+	"github.com/voltro/voltro/internal/store/rowsql"
 )
 
 // Tx is a transaction of the data API. Deltas of its writes are published
@@ -35,7 +35,7 @@ func (t *Tx) Insert(ctx context.Context, table string, row delta.Row) (delta.Row
 	if err != nil {
 		return nil, err
 	}
-	d, err := sqlwrite.Insert(ctx, t.tx, t.f.sqlw, pk, table, row)
+	d, err := rowsql.Insert(ctx, t.tx, t.f.sqlw, pk, table, row)
 	return t.keep(d, d.Row, err)
 }
 
@@ -46,7 +46,7 @@ func (t *Tx) Update(ctx context.Context, table string, key, set delta.Row) (delt
 	if err != nil {
 		return nil, err
 	}
-	d, err := sqlwrite.Update(ctx, t.tx, t.f.sqlw, pk, table, key, set, t.f.inline())
+	d, err := rowsql.Update(ctx, t.tx, t.f.sqlw, pk, table, key, set, t.f.inline())
 	return t.keep(d, d.Row, err)
 }
 
@@ -56,7 +56,7 @@ func (t *Tx) Delete(ctx context.Context, table string, key delta.Row) (delta.Row
 	if err != nil {
 		return nil, err
 	}
-	d, err := sqlwrite.Delete(ctx, t.tx, t.f.sqlw, pk, table, key)
+	d, err := rowsql.Delete(ctx, t.tx, t.f.sqlw, pk, table, key)
 	return t.keep(d, d.Old, err)
 }
 
@@ -147,7 +147,7 @@ func (f *Feed) Insert(ctx context.Context, table string, row delta.Row) (delta.R
 	if err != nil {
 		return nil, err
 	}
-	d, err := sqlwrite.Insert(ctx, f.db, f.sqlw, pk, table, row)
+	d, err := rowsql.Insert(ctx, f.db, f.sqlw, pk, table, row)
 	return d.Row, err
 }
 
@@ -163,7 +163,7 @@ func (f *Feed) Update(ctx context.Context, table string, key, set delta.Row) (de
 	if err != nil {
 		return nil, err
 	}
-	d, err := sqlwrite.Update(ctx, f.db, f.sqlw, pk, table, key, set, false)
+	d, err := rowsql.Update(ctx, f.db, f.sqlw, pk, table, key, set, false)
 	return d.Row, err
 }
 
@@ -179,6 +179,6 @@ func (f *Feed) Delete(ctx context.Context, table string, key delta.Row) (delta.R
 	if err != nil {
 		return nil, err
 	}
-	d, err := sqlwrite.Delete(ctx, f.db, f.sqlw, pk, table, key)
+	d, err := rowsql.Delete(ctx, f.db, f.sqlw, pk, table, key)
 	return d.Old, err
 }

@@ -15,9 +15,9 @@ import (
 	"slices"
 
 	"github.com/voltro/voltro/internal/cdc/delta"
-	"github.com/voltro/voltro/internal/cdc/sqlwrite"
 	"github.com/voltro/voltro/internal/errs"
-	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/postgres"
+	"github.com/voltro/voltro/internal/store/rowsql"
 )
 
 // Note is one decoded notification: what a trigger says happened, not yet
@@ -49,7 +49,7 @@ func Parse(raw string) (Note, error) {
 		return Note{}, errs.Wrap(errs.CodeDecode, err, "change notification payload")
 	}
 	n := Note{Table: p.Table, Op: p.Op, Key: delta.NormalizeRow(p.Key), OldKey: delta.NormalizeRow(p.OldKey)}
-	if err := sqlwrite.CheckIdent("table", n.Table); err != nil {
+	if err := rowsql.CheckIdent("table", n.Table); err != nil {
 		return Note{}, errs.Wrap(errs.CodeDecode, err, "change notification")
 	}
 	switch n.Op {
@@ -78,7 +78,7 @@ func Parse(raw string) (Note, error) {
 // state: a repeated or spurious insert/update carrying the real current row,
 // a delete of a key that has no row, a resync. The delivery promise is
 // at-least-once already, so subscribers apply deltas idempotently.
-func Resolve(ctx context.Context, q sqlwrite.Querier, n Note, pk []string) ([]delta.Delta, error) {
+func Resolve(ctx context.Context, q rowsql.Querier, n Note, pk []string) ([]delta.Delta, error) {
 	if n.Op == string(delta.Resync) {
 		return []delta.Delta{delta.NewResync(n.Table, "table truncated")}, nil
 	}
@@ -89,10 +89,10 @@ func Resolve(ctx context.Context, q sqlwrite.Querier, n Note, pk []string) ([]de
 	if !isKey(n.Key, pk) || (n.OldKey != nil && (n.Op != string(delta.Update) || !isKey(n.OldKey, pk))) {
 		return nil, &Rejected{Table: n.Table, Why: "key columns are not the primary key"}
 	}
-	d := sqlwrite.Dialect{Name: store.Postgres}
+	d := postgres.RowDialect
 	var out []delta.Delta
 	gone := func(key delta.Row) (bool, error) {
-		row, err := sqlwrite.SelectByKey(ctx, q, d, n.Table, key)
+		row, err := rowsql.SelectByKey(ctx, q, d, n.Table, key)
 		if err != nil {
 			return false, fmt.Errorf("re-read %s: %w", n.Table, err)
 		}
@@ -114,7 +114,7 @@ func Resolve(ctx context.Context, q sqlwrite.Querier, n Note, pk []string) ([]de
 		}
 		return append(out, delta.Delta{Op: delta.Delete, Table: n.Table, Key: n.Key}), nil
 	}
-	row, err := sqlwrite.SelectByKey(ctx, q, d, n.Table, n.Key)
+	row, err := rowsql.SelectByKey(ctx, q, d, n.Table, n.Key)
 	if err != nil {
 		return out, fmt.Errorf("re-read %s: %w", n.Table, err)
 	}

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/voltro/voltro/internal/cdc/sqlwrite"
-	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/postgres"
+	"github.com/voltro/voltro/internal/store/rowsql"
 )
 
 // Version of the trigger function; a new payload shape gets a new version
@@ -78,7 +78,7 @@ $fn$`
 // safe to run from many instances at once (DDL is serialized by an advisory
 // transaction lock). pk lists the primary-key columns.
 func Install(ctx context.Context, db *sql.DB, table string, pk []string) error {
-	if err := sqlwrite.CheckIdent("table", table); err != nil {
+	if err := rowsql.CheckIdent("table", table); err != nil {
 		return err
 	}
 	var have bool
@@ -95,7 +95,7 @@ func Install(ctx context.Context, db *sql.DB, table string, pk []string) error {
 		return fmt.Errorf("install change trigger on %s: %w", table, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit this is a no-op
-	d := sqlwrite.Dialect{Name: store.Postgres}
+	d := postgres.RowDialect
 	args := make([]string, len(pk))
 	for i, c := range pk {
 		args[i] = "'" + strings.ReplaceAll(c, "'", "''") + "'"
@@ -128,7 +128,7 @@ func Install(ctx context.Context, db *sql.DB, table string, pk []string) error {
 // trigger function stays, it reveals nothing. A table that no longer exists
 // is no error. The caller makes sure no instance still subscribes.
 func Uninstall(ctx context.Context, db *sql.DB, table string) error {
-	if err := sqlwrite.CheckIdent("table", table); err != nil {
+	if err := rowsql.CheckIdent("table", table); err != nil {
 		return err
 	}
 	tx, err := db.BeginTx(ctx, nil)
@@ -146,7 +146,7 @@ func Uninstall(ctx context.Context, db *sql.DB, table string) error {
 	if !exists {
 		return nil
 	}
-	d := sqlwrite.Dialect{Name: store.Postgres}
+	d := postgres.RowDialect
 	for _, name := range append([]string{triggerName, truncName}, oldTriggers...) {
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`DROP TRIGGER IF EXISTS %s ON %s`, name, d.Quote(table))); err != nil {
 			return fmt.Errorf("remove change trigger from %s: %w", table, err)

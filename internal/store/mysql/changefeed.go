@@ -1,7 +1,7 @@
-// The binlog change feed's SQL (internal/cdc/binlog): the resume positions
-// in _voltro_cdc_offsets (migration 0500) and the server settings a reader
-// needs, read through the application pool or the replication user's
-// connection.
+// The change feed's SQL on MariaDB and MySQL (internal/cdc): the row SQL of
+// the change data API, and for the binlog reader the resume positions in
+// _voltro_cdc_offsets (migration 0500) and the server settings it needs,
+// read through the application pool or the replication user's connection.
 
 package mysql
 
@@ -12,7 +12,29 @@ import (
 	"strings"
 
 	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/rowsql"
 )
+
+// RowDialect is the row SQL of d (store.MariaDB or store.MySQL): MariaDB
+// 10.11 has INSERT and DELETE … RETURNING, not UPDATE; MySQL has none.
+func RowDialect(d store.Dialect) rowsql.Dialect {
+	return rowsql.Dialect{
+		Name:            d,
+		QuoteChar:       "`",
+		InsertReturning: d == store.MariaDB,
+		DeleteReturning: d == store.MariaDB,
+		ForUpdate:       " FOR UPDATE",
+		PrimaryKeyQuery: `SELECT COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE
+			WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND CONSTRAINT_NAME = 'PRIMARY'
+			ORDER BY ORDINAL_POSITION`,
+		SerialTable: "CREATE TABLE %s (id BIGINT AUTO_INCREMENT PRIMARY KEY, sent_ns BIGINT NOT NULL, payload VARCHAR(64) NOT NULL)",
+	}
+}
+
+func init() {
+	rowsql.Register(RowDialect(store.MariaDB))
+	rowsql.Register(RowDialect(store.MySQL))
+}
 
 // cdcOffsetsMigration is the file that creates store.CDCOffsetsTable.
 const cdcOffsetsMigration = "migrations/0500_cdc_offsets.sql"

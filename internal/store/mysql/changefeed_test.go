@@ -75,3 +75,13 @@ func TestBinlogOffsetsMariaDB(t *testing.T) {
 	s, _ := fresh(t, "mycdcoff", quiet)
 	storetest.BinlogOffsets(t, func(t *testing.T) store.BinlogOffsets { return mysql.BinlogOffsets(s.DB()) })
 }
+
+func TestRowSQLMariaDB(t *testing.T) {
+	s, _ := fresh(t, "myrowsql", quiet)
+	storetest.RowSQL(t, s.DB(), mysql.RowDialect(store.MariaDB))
+}
+
+func TestRowSQLMySQLDialect(t *testing.T) {
+	s, _ := fresh(t, "myrowsqlm", quiet)
+	storetest.RowSQL(t, s.DB(), mysql.RowDialect(store.MySQL))
+}

@@ -4,10 +4,16 @@ package storetest
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/voltro/voltro/internal/cdc/delta"
+	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/rowsql"
 )
 
 // BinlogOffsets runs the subtests of store.BinlogOffsets (stores with a
@@ -39,6 +45,68 @@ func BinlogOffsets(t *testing.T, open func(t *testing.T) store.BinlogOffsets) {
 	})
 	t.Run("ServerPosition", func(t *testing.T) {
 		if _, err := o.ServerPosition(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// RowSQL runs the subtests of a store's row dialect (store/rowsql) against
+// db, a database of that store: key discovery, the three writes with the
+// rows they return, re-read by key, and the bench table.
+func RowSQL(t *testing.T, db *sql.DB, d rowsql.Dialect) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const table = "voltro_rowsql_conf"
+	if err := rowsql.CreateSerialTable(ctx, db, d, table); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rowsql.DropTable(context.Background(), db, table) })
+	var pk []string
+	t.Run("PrimaryKey", func(t *testing.T) {
+		var err error
+		if pk, err = rowsql.PrimaryKey(ctx, db, d, table); err != nil || !slices.Equal(pk, []string{"id"}) {
+			t.Fatalf("primary key %v %v", pk, err)
+		}
+		if none, err := rowsql.PrimaryKey(ctx, db, d, "voltro_rowsql_missing"); err != nil || len(none) != 0 {
+			t.Fatalf("missing table: %v %v", none, err)
+		}
+		if _, err := rowsql.PrimaryKey(ctx, db, d, "bad name"); err == nil {
+			t.Fatal("a name that is no identifier was accepted")
+		}
+	})
+	t.Run("InsertUpdateDelete", func(t *testing.T) {
+		ins, err := rowsql.Insert(ctx, db, d, pk, table, delta.Row{"sent_ns": int64(5), "payload": "a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := ins.Key["id"]
+		if ins.Op != delta.Insert || id == nil || delta.Text(ins.Row["payload"]) != "a" {
+			t.Fatalf("insert delta %+v", ins)
+		}
+		up, err := rowsql.Update(ctx, db, d, pk, table, delta.Row{"id": id}, delta.Row{"payload": "b"}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if delta.Text(up.Old["payload"]) != "a" || delta.Text(up.Row["payload"]) != "b" || delta.Text(up.Key["id"]) != delta.Text(id) {
+			t.Fatalf("update delta %+v", up)
+		}
+		row, err := rowsql.SelectByKey(ctx, db, d, table, delta.Row{"id": id})
+		if err != nil || delta.Text(row["payload"]) != "b" || delta.Text(row["sent_ns"]) != "5" {
+			t.Fatalf("re-read %v %v", row, err)
+		}
+		del, err := rowsql.Delete(ctx, db, d, pk, table, delta.Row{"id": id})
+		if err != nil || delta.Text(del.Old["payload"]) != "b" {
+			t.Fatalf("delete %+v %v", del, err)
+		}
+		if row, err := rowsql.SelectByKey(ctx, db, d, table, delta.Row{"id": id}); err != nil || row != nil {
+			t.Fatalf("deleted row re-read: %v %v", row, err)
+		}
+		if _, err := rowsql.Delete(ctx, db, d, pk, table, delta.Row{"id": id}); !errors.Is(err, &errs.Error{Code: errs.CodeNotFound}) {
+			t.Fatalf("delete of a missing row: %v", err)
+		}
+	})
+	t.Run("PlainInsert", func(t *testing.T) {
+		if _, err := db.ExecContext(ctx, rowsql.PlainInsert(d, table, "sent_ns", "payload"), int64(1), "p"); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -1,7 +1,7 @@
 // The three row writes. Each returns the delta it caused (with the row after
 // and, where asked, the row before), ready to publish after commit.
 
-package sqlwrite
+package rowsql
 
 import (
 	"context"
@@ -48,7 +48,7 @@ func Insert(ctx context.Context, q Querier, d Dialect, pk []string, table string
 	}
 	b.WriteString(")")
 	out := delta.Delta{Op: delta.Insert, Table: table}
-	if d.insertReturning() {
+	if d.InsertReturning {
 		b.WriteString(" RETURNING *")
 		out.Row, err = queryRow(ctx, q, b.String(), args)
 		if err != nil {
@@ -112,7 +112,7 @@ func Update(ctx context.Context, q Querier, d Dialect, pk []string, table string
 	b.WriteString(" WHERE ")
 	b.WriteString(d.where(kcols, len(scols)+1))
 	args := append(sargs, kargs...)
-	if d.updateReturning() {
+	if d.UpdateReturning {
 		b.WriteString(" RETURNING *")
 		if out.Row, err = queryRow(ctx, q, b.String(), args); err != nil {
 			return out, fmt.Errorf("update %s: %w", table, err)
@@ -150,7 +150,7 @@ func Delete(ctx context.Context, q Querier, d Dialect, pk []string, table string
 		return out, errs.New(errs.CodeInvalidArgument, "delete from %s: empty key", table)
 	}
 	query := fmt.Sprintf("DELETE FROM %s WHERE %s", d.Quote(table), d.where(kcols, 1))
-	if d.deleteReturning() {
+	if d.DeleteReturning {
 		if out.Old, err = queryRow(ctx, q, query+" RETURNING *", kargs); err != nil {
 			return out, fmt.Errorf("delete from %s: %w", table, err)
 		}
@@ -186,7 +186,7 @@ func selectByKey(ctx context.Context, q Querier, d Dialect, table string, key de
 	}
 	query := fmt.Sprintf("SELECT * FROM %s WHERE %s", d.Quote(table), d.where(kcols, 1))
 	if lock {
-		query += d.forUpdate()
+		query += d.ForUpdate
 	}
 	return queryRow(ctx, q, query, kargs)
 }

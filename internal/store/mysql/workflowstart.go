@@ -1,0 +1,202 @@
+// Starting workflow runs: StartExecution and the batched StartExecutions,
+// each writing the run, its start context and its start message in one
+// transaction.
+
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// readStarted reads back, after a start's inserts, the run's timestamps and
+// the start message the session inserted last (args: the run's id).
+const readStarted = `SELECT e.created_at, e.updated_at, m.id, m.deliver_at, m.created_at, m.state
+	FROM voltro_workflow_executions e LEFT JOIN voltro_messages m ON m.id = LAST_INSERT_ID() WHERE e.id = ?`
+
+// startArgs are insertExec's and upsertStartContext's arguments for a start.
+func startArgs(x store.Execution, sc store.StartContext) (execArgs, scArgs []any) {
+	return []any{x.ID, x.Name, x.Shard, x.Key, string(x.Status), x.Input, x.Output, x.Error,
+			x.ParentID, x.ParentClose, x.CancelRequested, x.WaitingOn, x.Runner},
+		[]any{x.ID, sc.Subject, sc.Trace, sc.Source, sc.ParentID, sc.ParentClose}
+}
+
+func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.StartContext, start *store.Message, claim *store.EnqueueClaim) (store.Execution, bool, store.EnqueueResult, error) {
+	var res store.EnqueueResult
+	x.Status = store.ExecRunning
+	x.FinishedAt = time.Time{}
+	execArgs, scArgs := startArgs(x, sc)
+	var mq string
+	var margs []any
+	var dkey any
+	if start != nil {
+		var err error
+		if mq, margs, dkey, err = enqueueStmt(start, claim, ""); err != nil {
+			return store.Execution{}, false, res, err
+		}
+	}
+
+	if s.batched() {
+		stmts := []string{insertExec, upsertStartContext}
+		args := append(append([]any{}, execArgs...), scArgs...)
+		final := "SELECT e.created_at, e.updated_at FROM voltro_workflow_executions e WHERE e.id = ?"
+		if start != nil {
+			stmts = append(stmts, mq)
+			args = append(args, margs...)
+			final = readStarted
+		}
+		args = append(args, x.ID)
+		var sm sentMessage
+		err := s.txBatch(ctx, append(stmts, final), args, func(rows *sql.Rows) error {
+			dest := []any{&x.CreatedAt, &x.UpdatedAt}
+			if start != nil {
+				dest = append(dest, sm.dest()...)
+			}
+			ok, err := scanOne(rows, dest...)
+			if err == nil && !ok {
+				err = errors.New("the inserted execution is not there")
+			}
+			return err
+		})
+		if err == nil {
+			if start != nil {
+				enqueued(start, claim, &res, sm)
+			}
+			return x, false, res, nil
+		}
+		if !isDuplicate(err) {
+			return store.Execution{}, false, res, wrapErr("start workflow execution", err)
+		}
+		// The id exists (the common case of a duplicate), or the start
+		// message's dedupe key does: the transaction below tells which.
+		old, gerr := s.GetExecution(ctx, x.ID)
+		if gerr == nil {
+			return old, true, store.EnqueueResult{}, nil
+		}
+		if !errors.Is(gerr, errs.ErrNotFound) {
+			return store.Execution{}, false, res, gerr
+		}
+	}
+
+	dup := false
+	err := s.inTx(ctx, nil, func(tx *sql.Tx) error {
+		res, dup = store.EnqueueResult{}, false
+		if _, err := tx.ExecContext(ctx, insertExec, execArgs...); isDuplicate(err) {
+			return errExecExists
+		} else if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, upsertStartContext, scArgs...); err != nil {
+			return err
+		}
+		if start == nil {
+			return tx.QueryRowContext(ctx, "SELECT created_at, updated_at FROM voltro_workflow_executions WHERE id = ?", x.ID).
+				Scan(&x.CreatedAt, &x.UpdatedAt)
+		}
+		r, err := tx.ExecContext(ctx, mq+keepDuplicate, margs...)
+		if err != nil {
+			return err
+		}
+		n, err := r.RowsAffected()
+		if err != nil {
+			return err
+		}
+		dup = n == 0
+		var sm sentMessage
+		err = tx.QueryRowContext(ctx, `SELECT e.created_at, e.updated_at, m.id, m.deliver_at, m.created_at, m.state
+			FROM voltro_workflow_executions e LEFT JOIN voltro_messages m ON ? AND m.id = LAST_INSERT_ID() WHERE e.id = ?`, !dup, x.ID).
+			Scan(append([]any{&x.CreatedAt, &x.UpdatedAt}, sm.dest()...)...)
+		if err == nil && !dup {
+			enqueued(start, claim, &res, sm)
+		}
+		return err
+	})
+	if errors.Is(err, errExecExists) {
+		old, err := s.GetExecution(ctx, x.ID)
+		if err != nil {
+			return store.Execution{}, false, store.EnqueueResult{}, err
+		}
+		return old, true, store.EnqueueResult{}, nil
+	}
+	if err != nil {
+		return store.Execution{}, false, store.EnqueueResult{}, wrapErr("start workflow execution", err)
+	}
+	if dup {
+		if res, err = s.duplicate(ctx, dkey); err != nil {
+			return store.Execution{}, false, res, err
+		}
+	}
+	return x, false, res, nil
+}
+
+var _ store.BatchStarter = (*Store)(nil)
+
+// StartExecutions writes a batch of starts as one multi-statement
+// transaction, one round trip, where the pool batches (see batched); one
+// start at a time otherwise. A run or start message that exists fails the
+// batch as a whole (the caller then starts them one by one, which sorts out
+// which).
+func (s *Store) StartExecutions(ctx context.Context, reqs []store.StartRequest) ([]store.StartOutcome, error) {
+	out := make([]store.StartOutcome, len(reqs))
+	if !s.batched() {
+		for i, q := range reqs {
+			o := &out[i]
+			o.Stored, o.Existing, o.Result, o.Err = s.StartExecution(ctx, q.Exec, q.Context, q.Message, q.Claim)
+		}
+		return out, nil
+	}
+	stmts := make([]string, 0, 4*len(reqs))
+	var args []any
+	for i, q := range reqs {
+		x, sc := q.Exec, q.Context
+		if x.ID == "" || q.Message == nil {
+			return nil, errs.New(errs.CodeInvalidArgument, "start %d of the batch has no id or no start message", i)
+		}
+		mq, margs, _, err := enqueueStmt(q.Message, q.Claim, "")
+		if err != nil {
+			return nil, err
+		}
+		x.Status = store.ExecRunning
+		execArgs, scArgs := startArgs(x, sc)
+		stmts = append(stmts, insertExec, upsertStartContext, mq, readStarted)
+		args = append(append(append(append(args, execArgs...), scArgs...), margs...), x.ID)
+	}
+	sms := make([]sentMessage, len(reqs))
+	err := s.txBatch(ctx, stmts, args, func(rows *sql.Rows) error {
+		for i := range reqs {
+			if i > 0 && !rows.NextResultSet() {
+				if err := rows.Err(); err != nil {
+					return err
+				}
+				return fmt.Errorf("start batch: %d result sets for %d starts", i, len(reqs))
+			}
+			x := &out[i].Stored
+			ok, err := scanOne(rows, append([]any{&x.CreatedAt, &x.UpdatedAt}, sms[i].dest()...)...)
+			if err == nil && !ok {
+				err = errors.New("an inserted execution is not there")
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrapErr("start executions", err)
+	}
+	for i, q := range reqs {
+		o := &out[i]
+		created, updated := o.Stored.CreatedAt, o.Stored.UpdatedAt
+		o.Stored = q.Exec
+		o.Stored.Status, o.Stored.FinishedAt = store.ExecRunning, time.Time{}
+		o.Stored.CreatedAt, o.Stored.UpdatedAt = created, updated
+		enqueued(q.Message, q.Claim, &o.Result, sms[i])
+	}
+	return out, nil
+}

@@ -1,38 +1,47 @@
 // The `voltro schedules` command against SQLite and PostgreSQL.
-package schedule
+package main
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/schedule"
+	"github.com/voltro/voltro/internal/testdb"
 )
 
 func TestCLI(t *testing.T) {
 	t.Parallel()
-	for _, sc := range storeCases(t, "cli", false) {
-		if sc.name == "mariadb" {
-			continue // the store contract covers it; the CLI is dialect-blind
-		}
+	// MariaDB is left out: the store contract covers it; the CLI is
+	// dialect-blind.
+	for _, sc := range []struct{ name, url string }{
+		{"sqlite", "sqlite:" + filepath.Join(t.TempDir(), "sched.db")},
+		{"postgres", testdb.Postgres(t, "sched_cli")},
+	} {
 		t.Run(sc.name, func(t *testing.T) {
-			st := sc.open(t)
+			st, err := schedule.OpenURL(context.Background(), sc.url, "")
+			if err != nil {
+				t.Fatalf("open %s: %v", sc.url, err)
+			}
+			t.Cleanup(func() { st.Close() })
 			ctx := context.Background()
-			if err := st.DefineSchedule(ctx, Definition{Name: "demo.tick", Spec: "@every 5s", TimeZone: "UTC", Coordination: AdvisoryLock, Overlap: OverlapSkip, ReplicaID: "pod-a"}); err != nil {
+			if err := st.DefineSchedule(ctx, schedule.Definition{Name: "demo.tick", Spec: "@every 5s", TimeZone: "UTC", Coordination: schedule.AdvisoryLock, Overlap: schedule.OverlapSkip, ReplicaID: "pod-a"}); err != nil {
 				t.Fatal(err)
 			}
 			at := time.Now().Truncate(5 * time.Second).UTC()
-			for _, r := range []Run{
-				{ScheduledAt: at.Add(-5 * time.Second), ReplicaID: "pod-a", Outcome: OutcomeWonLock, Status: StatusSucceeded},
-				{ScheduledAt: at, ReplicaID: "pod-b", Outcome: OutcomeWonLock, Status: StatusFailed, Error: "upstream down\nstack"},
-				{ScheduledAt: at, ReplicaID: "pod-a", Outcome: OutcomeLostLock, Status: StatusSkipped},
+			for _, r := range []schedule.Run{
+				{ScheduledAt: at.Add(-5 * time.Second), ReplicaID: "pod-a", Outcome: schedule.OutcomeWonLock, Status: schedule.StatusSucceeded},
+				{ScheduledAt: at, ReplicaID: "pod-b", Outcome: schedule.OutcomeWonLock, Status: schedule.StatusFailed, Error: "upstream down\nstack"},
+				{ScheduledAt: at, ReplicaID: "pod-a", Outcome: schedule.OutcomeLostLock, Status: schedule.StatusSkipped},
 			} {
 				r.Schedule = "demo.tick"
-				id, err := st.InsertScheduleRun(ctx, Run{Schedule: r.Schedule, ScheduledAt: r.ScheduledAt, ReplicaID: r.ReplicaID, Outcome: r.Outcome, Status: StatusRunning})
+				id, err := st.InsertScheduleRun(ctx, schedule.Run{Schedule: r.Schedule, ScheduledAt: r.ScheduledAt, ReplicaID: r.ReplicaID, Outcome: r.Outcome, Status: schedule.StatusRunning})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -48,7 +57,7 @@ func TestCLI(t *testing.T) {
 			}
 			run := func(args ...string) (string, error) {
 				var out, errOut bytes.Buffer
-				err := RunCLI(ctx, args, env, &out, &errOut)
+				err := runSchedules(ctx, args, env, &out, &errOut)
 				return out.String(), err
 			}
 
@@ -67,12 +76,12 @@ func TestCLI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var views []ScheduleView
+			var views []schedule.ScheduleView
 			if err := json.Unmarshal([]byte(out), &views); err != nil {
 				t.Fatalf("%v:\n%s", err, out)
 			}
 			v := views[0]
-			if len(views) != 1 || v.Name != "demo.tick" || v.Counts[OutcomeWonLock] != 2 || v.LastRun == nil || v.LastRun.ReplicaID != "pod-b" ||
+			if len(views) != 1 || v.Name != "demo.tick" || v.Counts[schedule.OutcomeWonLock] != 2 || v.LastRun == nil || v.LastRun.ReplicaID != "pod-b" ||
 				!v.NextFireAt.After(time.Now()) || time.Until(v.NextFireAt) > 5*time.Second || v.NextFireAt.Unix()%5 != 0 || v.DefinedBy != "pod-a" {
 				t.Fatalf("json view: %+v", v)
 			}
@@ -96,7 +105,7 @@ func TestCLI(t *testing.T) {
 					t.Errorf("runs json lacks %s:\n%s", key, out)
 				}
 			}
-			var runs []Run
+			var runs []schedule.Run
 			if err := json.Unmarshal([]byte(out), &runs); err != nil || len(runs) != 2 {
 				t.Fatalf("runs json: %v %d", err, len(runs))
 			}
@@ -112,7 +121,7 @@ func TestCLI(t *testing.T) {
 		})
 	}
 	var out, errOut bytes.Buffer
-	err := RunCLI(context.Background(), []string{"list"}, func(string) string { return "" }, &out, &errOut)
+	err := runSchedules(context.Background(), []string{"list"}, func(string) string { return "" }, &out, &errOut)
 	if !errors.Is(err, errs.ErrInvalidConfig) || !strings.Contains(err.Error(), "memory") {
 		t.Errorf("memory store: %v", err)
 	}

@@ -77,7 +77,7 @@ func TestMariaDBBinlog(t *testing.T) {
 
 	t.Run("watch command", func(t *testing.T) {
 		env := map[string]string{"DB_URL": url}
-		ch, stderr := runWatchJSON(t, env, []string{"--format", "json", "items"}, func(i int) {
+		ch, stderr := runWatch(t, env, "items", func(i int) {
 			out, err := exec.Command("mariadb", "-h127.0.0.1", fmt.Sprintf("-P%d", srv.Port), "-uroot", "voltro_t_cdc",
 				"-e", "INSERT INTO items (name) VALUES ('watched')").CombinedOutput()
 			if err != nil {

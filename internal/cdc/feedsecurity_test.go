@@ -262,7 +262,11 @@ func TestHelperWatch(t *testing.T) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := RunWatch(ctx, []string{"items"}, os.Getenv, os.Stdout, os.Stderr); err != nil {
+	cfg, err := WatchConfig(os.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Watch(ctx, cfg, "items", nil, func(delta.Delta) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 }

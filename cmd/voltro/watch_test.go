@@ -1,5 +1,5 @@
-// The watch command body: flags, JSON lines, boot line on stderr.
-package cdc
+// The watch command: flags, JSON lines, boot line on stderr.
+package main
 
 import (
 	"bufio"
@@ -46,7 +46,7 @@ func runWatchJSON(t *testing.T, env map[string]string, args []string, write func
 	stderr := &syncBuf{}
 	done := make(chan error, 1)
 	go func() {
-		done <- RunWatch(ctx, args, func(k string) string { return env[k] }, pw, stderr)
+		done <- runWatch(ctx, args, func(k string) string { return env[k] }, pw, stderr)
 		pw.Close()
 	}()
 	t.Cleanup(func() {
@@ -100,15 +100,16 @@ func runWatchJSON(t *testing.T, env map[string]string, args []string, write func
 
 func TestWatchCommandPostgres(t *testing.T) {
 	url := testdb.Postgres(t, "cdcwatch")
-	w := open(t, Config{URL: url, ReplicaID: "w"})
-	mustExec(t, w, itemsDDL(w.Dialect(), "items"))
+	if out, err := exec.Command("psql", "-X", "-q", url, "-c", "CREATE TABLE items (id bigserial PRIMARY KEY, name text NOT NULL, status text NOT NULL DEFAULT 'new', body text)").CombinedOutput(); err != nil {
+		t.Fatalf("psql: %v\n%s", err, out)
+	}
 	env := map[string]string{"DB_URL": url}
 	ch, stderr := runWatchJSON(t, env, []string{"items", "--where", "status=paid", "--format", "json"}, func(i int) {
 		if out, err := exec.Command("psql", "-X", "-q", url, "-c", "INSERT INTO items (name, status) VALUES ('unpaid', 'new'), ('from psql', 'paid')").CombinedOutput(); err != nil {
 			t.Errorf("psql: %v\n%s", err, out)
 		}
 	})
-	d := next(t, ch, 15*time.Second)
+	d := nextDelta(t, ch, 15*time.Second)
 	if d.Op != delta.Insert || d.Table != "items" || d.Row["name"] != "from psql" || d.Key["id"] == nil {
 		t.Fatalf("first line %+v", d)
 	}
@@ -117,11 +118,26 @@ func TestWatchCommandPostgres(t *testing.T) {
 	}
 }
 
+// nextDelta is the next delta on ch, failing t after limit.
+func nextDelta(t testing.TB, ch <-chan delta.Delta, limit time.Duration) delta.Delta {
+	t.Helper()
+	select {
+	case d, ok := <-ch:
+		if !ok {
+			t.Fatal("subscription closed")
+		}
+		return d
+	case <-time.After(limit):
+		t.Fatalf("no delta within %v", limit)
+	}
+	return delta.Delta{}
+}
+
 func TestWatchArgs(t *testing.T) {
 	ctx := context.Background()
 	env := func(string) string { return "" }
 	for _, args := range [][]string{{}, {"a", "b"}, {"t", "--format", "xml"}, {"t", "--where", "novalue"}} {
-		err := RunWatch(ctx, args, env, io.Discard, io.Discard)
+		err := runWatch(ctx, args, env, io.Discard, io.Discard)
 		if !errors.Is(err, errs.ErrInvalidArgument) {
 			t.Errorf("args %q: %v, want invalid_argument", args, err)
 		}
@@ -132,7 +148,7 @@ func TestWatchArgs(t *testing.T) {
 		}
 		return ""
 	}
-	if err := RunWatch(ctx, []string{"t"}, bad, io.Discard, io.Discard); !errors.Is(err, errs.ErrInvalidConfig) {
+	if err := runWatch(ctx, []string{"t"}, bad, io.Discard, io.Discard); !errors.Is(err, errs.ErrInvalidConfig) {
 		t.Errorf("CDC=maybe: %v", err)
 	}
 }

@@ -2,11 +2,14 @@ package bench
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"log/slog"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/voltro/voltro"
 	"github.com/voltro/voltro/internal/testdb"
 )
 
@@ -23,26 +26,22 @@ func TestSeedHistoryLeavesWhatARunLeaves(t *testing.T) {
 			quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 			const runs, seeded = 5, 1234
 			real := perRun(t, ctx, tc.real, quiet, runs, func(cfg WorkflowsConfig) error {
-				b, err := openBaseline(ctx, cfg.DBURL, nil, quiet)
-				if err != nil {
+				app, _ := testApp(t, ctx, cfg.DBURL, quiet)
+				if err := app.Register(benchWorkflow); err != nil {
 					return err
 				}
-				defer b.app.Close(context.WithoutCancel(ctx))
-				if err := b.app.Register(benchWorkflow); err != nil {
+				if err := app.Start(ctx); err != nil {
 					return err
 				}
-				if err := b.app.Start(ctx); err != nil {
-					return err
-				}
-				if err := waitOwned(ctx, b.app, 60*time.Second); err != nil {
+				if err := waitOwned(ctx, app, 60*time.Second); err != nil {
 					return err
 				}
 				for i := 0; i < runs; i++ {
-					if _, err := benchWorkflow.Run(ctx, b.app, i); err != nil {
+					if _, err := benchWorkflow.Run(ctx, app, i); err != nil {
 						return err
 					}
 				}
-				return nil
+				return app.Close(ctx) // flushes the introspection rows written in the background
 			})
 			seed := perRun(t, ctx, tc.seeded, quiet, seeded, func(cfg WorkflowsConfig) error { return seed(ctx, cfg, cfg.DBURL, seeded) })
 			for table, n := range real {
@@ -54,15 +53,30 @@ func TestSeedHistoryLeavesWhatARunLeaves(t *testing.T) {
 	}
 }
 
-// perRun makes n runs with make and returns the rows per run in each table.
-func perRun(t *testing.T, ctx context.Context, url string, log *slog.Logger, n int, make func(WorkflowsConfig) error) map[string]float64 {
+// testApp is an app on url, closed at the end of the test, and its pool.
+func testApp(t *testing.T, ctx context.Context, url string, log *slog.Logger) (*voltro.App, *sql.DB) {
 	t.Helper()
-	b, err := openBaseline(ctx, url, nil, log) // migrates
+	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := b.db
-	defer b.app.Close(context.WithoutCancel(ctx))
+	env := overlay(nil, map[string]string{"VOLTRO_WORKFLOW_RUNNER_HOST": "127.0.0.1", "VOLTRO_WORKFLOW_RUNNER_PORT": strconv.Itoa(port), "POD_NAME": "seedtest"})
+	app, err := voltro.New(ctx, voltro.WithDB(url), voltro.WithEnv(env), voltro.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = app.Close(context.WithoutCancel(ctx)) })
+	db, _, err := app.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app, db
+}
+
+// perRun makes n runs with make and returns the rows per run in each table.
+func perRun(t *testing.T, ctx context.Context, url string, log *slog.Logger, n int, make func(WorkflowsConfig) error) map[string]float64 {
+	t.Helper()
+	_, db := testApp(t, ctx, url, log) // migrates
 	if err := make(WorkflowsConfig{DBURL: url}); err != nil {
 		t.Fatal(err)
 	}

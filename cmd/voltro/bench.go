@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/bench"
-	"github.com/voltro/voltro/internal/cdc"
 )
 
 const benchUsage = `usage: voltro bench messages [--db URL] [--senders 8] [--duration 5s] [--sequential 1000] [--idle 20s]
@@ -29,7 +28,7 @@ func runBench(ctx context.Context, args []string, env func(string) string, stdou
 	case "workflows":
 		return runBenchWorkflows(ctx, args[1:], env, stdout, stderr)
 	case "cdc":
-		return cdc.RunBenchCommand(ctx, args[1:], env, stdout, stderr)
+		return runBenchCDC(ctx, args[1:], env, stdout, stderr)
 	case "worker":
 		// a worker process of bench workflows --failover; not for direct use
 		return bench.Worker(ctx)

@@ -1,6 +1,6 @@
-// The flag parsing of `voltro bench cdc`, so the CLI only wires it in.
+// `voltro bench cdc`: its flags; the measuring is cdc.RunBench.
 
-package cdc
+package main
 
 import (
 	"context"
@@ -10,11 +10,12 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/voltro/voltro/internal/cdc"
 	"github.com/voltro/voltro/internal/errs"
 )
 
-// BenchUsage is the help text of `voltro bench cdc`.
-const BenchUsage = `usage: voltro bench cdc [--db URL] [--samples 500] [--events 10000] [--writers 4] [--batch 1]
+// benchCDCUsage is the help text of `voltro bench cdc`.
+const benchCDCUsage = `usage: voltro bench cdc [--db URL] [--samples 500] [--events 10000] [--writers 4] [--batch 1]
 
 Measures, between two instances on one database (DB_URL or --db), the
 latency from a write to its delta on the other instance (sequential p50/p99),
@@ -22,12 +23,12 @@ and the events per second a remote subscriber receives while --writers write
 --events rows (--batch rows per transaction); prints the database's own
 single-row commit rate from the same run beside them.`
 
-// RunBenchCommand parses args (after "bench cdc"), runs RunBench and prints
-// the result to stdout.
-func RunBenchCommand(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
+// runBenchCDC parses args (after "bench cdc"), runs cdc.RunBench and
+// prints the result to stdout.
+func runBenchCDC(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench cdc", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, BenchUsage) }
+	fs.Usage = func() { fmt.Fprintln(stderr, benchCDCUsage) }
 	db := fs.String("db", "", "database URL (default DB_URL)")
 	samples := fs.Int("samples", 500, "sequential write -> delivery rounds")
 	events := fs.Int("events", 10000, "rows written in the rate phase")
@@ -39,7 +40,7 @@ func RunBenchCommand(ctx context.Context, args []string, env func(string) string
 		}
 		return errs.Wrap(errs.CodeInvalidArgument, err, "bench cdc")
 	}
-	cfg, err := ConfigFromEnv(env)
+	cfg, err := cdc.ConfigFromEnv(env)
 	if err != nil {
 		return err
 	}
@@ -50,7 +51,7 @@ func RunBenchCommand(ctx context.Context, args []string, env func(string) string
 		return errs.New(errs.CodeInvalidConfig, "bench cdc: set DB_URL or --db")
 	}
 	fmt.Fprintln(stderr, "measuring the database commit rate, then sequential and concurrent write -> remote delivery…")
-	res, err := RunBench(ctx, BenchConfig{
+	res, err := cdc.RunBench(ctx, cdc.BenchConfig{
 		URL: cfg.URL, Dialect: cfg.Dialect, ReplicationURL: cfg.ReplicationURL,
 		Samples: *samples, Events: *events, Writers: *writers, BatchSize: *batch,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),

@@ -84,6 +84,14 @@ func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.
 		}
 	}
 
+	return s.startTx(ctx, x, execArgs, scArgs, start, claim, mq, margs, dkey)
+}
+
+// startTx is StartExecution as an ordinary transaction: where there is no
+// batch pool or the server is a Galera node, and after a batched start's
+// key conflict that was not the execution's id.
+func (s *Store) startTx(ctx context.Context, x store.Execution, execArgs, scArgs []any, start *store.Message, claim *store.EnqueueClaim, mq string, margs []any, dkey any) (store.Execution, bool, store.EnqueueResult, error) {
+	var res store.EnqueueResult
 	dup := false
 	err := s.inTx(ctx, nil, func(tx *sql.Tx) error {
 		res, dup = store.EnqueueResult{}, false

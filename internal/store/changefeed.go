@@ -38,3 +38,17 @@ type BinlogServer struct {
 	// Grants are the user's grant lines, upper-cased.
 	Grants []string
 }
+
+// SubscriberLocks is one instance's session of subscription locks (the
+// PostgreSQL feed): a shared lock per table it subscribes to, and the
+// exclusive lock that only the last subscriber anywhere gets, to remove the
+// table's triggers while holding it. The locks end with the session.
+type SubscriberLocks interface {
+	HoldShared(ctx context.Context, table string) error
+	ReleaseShared(ctx context.Context, table string) error
+	// TryExclusive reports whether nobody else holds a lock on table.
+	TryExclusive(ctx context.Context, table string) (bool, error)
+	ReleaseExclusive(ctx context.Context, table string) error
+	IsClosed() bool
+	Close(ctx context.Context) error
+}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/voltro/voltro/internal/store/postgres"
 )
 
 // Listener holds the LISTEN connection of one instance.
@@ -75,7 +77,7 @@ func (l *Listener) connect(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(cctx, "LISTEN "+Channel); err != nil {
+	if err := postgres.ListenChanges(cctx, conn); err != nil {
 		_ = conn.Close(ctx)
 		return nil, err
 	}

@@ -1,0 +1,36 @@
+// Command pgonly is the smallest PostgreSQL-only voltro program: the core
+// plus the one driver it uses. It exists to measure what such a service
+// links (no SQLite, no MySQL driver, no binlog reader); see
+// docs/configuration.md, "Drivers".
+//
+//	DB_URL=postgres://postgres@127.0.0.1:5432/postgres go run ./examples/pgonly
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"github.com/voltro/voltro"
+	_ "github.com/voltro/voltro/driver/postgres" // the one database this service uses
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	app, err := voltro.New(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	counter := voltro.NewEntity("counter", func(ctx context.Context, id string, by int) (int, error) { return by, nil })
+	if err := app.Register(counter); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := app.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

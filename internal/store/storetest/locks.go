@@ -4,6 +4,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -78,6 +79,12 @@ func testLocks(t *testing.T, factory Factory, opts Options, mode store.LockMode)
 			t.Fatalf("b took a refreshed lease: ok=%v err=%v", ok, err)
 		}
 	}
+	testManyShards(ctx, t, a, ttl)
+}
+
+// testManyShards: a takes 50 shards at once and refreshes them together;
+// a closed locker refreshes nothing.
+func testManyShards(ctx context.Context, t *testing.T, a store.Locker, ttl time.Duration) {
 	// Many shards at once.
 	held := map[string]int64{}
 	for i := 0; i < 50; i++ {
@@ -89,7 +96,7 @@ func testLocks(t *testing.T, factory Factory, opts Options, mode store.LockMode)
 		}
 		held[sh] = e
 	}
-	lost, err = a.Refresh(ctx, held, ttl)
+	lost, err := a.Refresh(ctx, held, ttl)
 	check(t, err)
 	if len(lost) != 0 {
 		t.Fatalf("lost %v", lost)

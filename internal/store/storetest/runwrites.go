@@ -5,6 +5,7 @@ package storetest
 // message that ran the replay.
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -56,6 +57,12 @@ func testWriteRuns(t *testing.T, d store.Driver, w store.WorkflowStore) {
 			t.Fatalf("write %d: outcome %v, want %v", i, o, want[i])
 		}
 	}
+	checkWrittenRuns(ctx, t, d, w)
+	testWriteRunsRefused(ctx, t, w, f, startID)
+}
+
+// checkWrittenRuns checks the rows after testWriteRuns's first batch.
+func checkWrittenRuns(ctx context.Context, t *testing.T, d store.Driver, w store.WorkflowStore) {
 	if j := must(w.Journal(ctx, "a"))(t); len(j) != 1 || string(j[0].Result) != "1" {
 		t.Fatalf("a's journal: %+v", j)
 	}
@@ -82,9 +89,13 @@ func testWriteRuns(t *testing.T, d store.Driver, w store.WorkflowStore) {
 	if x := must(w.GetExecution(ctx, "d"))(t); x.Status != store.ExecSuspended || x.WaitingOn != "sleep" {
 		t.Fatalf("d must be suspended: %+v", x)
 	}
+}
 
+// testWriteRunsRefused: the writes a store must refuse, or half refuse,
+// after testWriteRuns's first batch (startID is b's start message).
+func testWriteRunsRefused(ctx context.Context, t *testing.T, w store.WorkflowStore, f store.Fence, startID int64) {
 	// A finished run takes no more writes, and completes no message.
-	out, err = w.WriteRuns(ctx, []store.RunWrite{{Shard: "default/1", Fence: f, Message: startID,
+	out, err := w.WriteRuns(ctx, []store.RunWrite{{Shard: "default/1", Fence: f, Message: startID,
 		Update: &store.ExecutionUpdate{ID: "b", Status: store.ExecFailed}}})
 	check(t, err)
 	if !errors.Is(out[0], errs.ErrAlreadyExists) {

@@ -4,6 +4,7 @@ package storetest
 // cancellation and the introspection tables.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -124,6 +125,13 @@ func testStartBatch(t *testing.T, d store.Driver, w store.WorkflowStore) {
 		t.Fatalf("only the start with a claim comes back claimed: %+v, %+v", out[0].Result, out[1].Result)
 	}
 
+	testStartBatchMixed(ctx, t, d, w, bs)
+}
+
+// testStartBatchMixed: a batch with a run that exists ("old") either reports
+// it per start or fails as a whole, writing nothing; every run keeps exactly
+// one start message.
+func testStartBatchMixed(ctx context.Context, t *testing.T, d store.Driver, w store.WorkflowStore, bs store.BatchStarter) {
 	mixed, err := bs.StartExecutions(ctx, []store.StartRequest{
 		{Exec: newExec("b4"), Message: startMsg("b4")},
 		{Exec: newExec("old"), Message: startMsg("old")},

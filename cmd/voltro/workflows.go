@@ -116,77 +116,99 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 	defer done()
 	switch sub {
 	case "start":
-		if !json.Valid([]byte(*input)) {
-			return errs.New(errs.CodeInvalidArgument, "--input is not valid JSON: %s", *input)
-		}
-		if !*force {
-			h, err := w.Hosting(ctx, pos[0])
-			if err != nil {
-				return err
-			}
-			if h.Judged && len(h.Hosts) == 0 {
-				return workflow.NotHostedError(pos[0], h)
-			}
-			if err := h.CheckInput(pos[0], []byte(*input)); err != nil {
-				return err
-			}
-		}
-		x, existing, err := w.Start(ctx, pos[0], []byte(*input), workflow.StartOptions{Key: *key, Source: "cli"})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, x.ID)
-		if existing {
-			fmt.Fprintf(stderr, "(the key names an existing run, status %s)\n", x.Status)
-		}
-		return nil
+		return workflowStart(ctx, w, pos[0], *input, *key, *force, stdout, stderr)
 	case "get":
 		return workflowGet(ctx, w, pos[0], *format, stdout)
 	case "list":
-		xs, err := w.List(ctx, store.ExecutionFilter{Status: store.ExecStatus(*status), Name: *name, Limit: *limit})
-		if err != nil {
-			return err
-		}
-		if *format == "json" {
-			out := make([]execView, 0, len(xs))
-			for _, x := range xs {
-				out = append(out, viewOf(x))
-			}
-			return printJSON(stdout, out)
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tWAITING ON\tRUNNER\tCREATED")
-		for _, x := range xs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", x.ID, x.Name, x.Status, x.WaitingOn, x.Runner, x.CreatedAt.Format(time.RFC3339))
-		}
-		return tw.Flush()
+		return workflowList(ctx, w, *status, *name, *limit, *format, stdout)
 	case "cancel":
-		out, err := w.CancelRun(ctx, pos[0])
-		switch {
-		case err != nil:
-			return err
-		case out.Finished:
-			fmt.Fprintf(stdout, "%s cancelled: no live runner hosts its workflow; %d pending message(s) dead-lettered (voltro messages list --state dead)\n", pos[0], out.DeadLettered)
-		case out.Requested:
-			fmt.Fprintf(stdout, "cancel requested for %s; the runner hosting it stops it at its next replay\n", pos[0])
-		default:
-			fmt.Fprintf(stdout, "%s is already %s; nothing to cancel\n", pos[0], out.Status)
-		}
-		return nil
+		return workflowCancel(ctx, w, pos[0], stdout)
 	case "signal":
-		if !json.Valid([]byte(*payload)) {
-			return errs.New(errs.CodeInvalidArgument, "--payload is not valid JSON: %s", *payload)
-		}
-		stored, err := w.Signal(ctx, pos[0], pos[1], []byte(*payload))
+		return workflowSignal(ctx, w, pos[0], pos[1], *payload, stdout)
+	}
+	return nil
+}
+
+// workflowStart starts workflow name with input (JSON) and prints the
+// run's id; unless force, it first checks that a live runner hosts the
+// workflow and that the input fits its published schema.
+func workflowStart(ctx context.Context, w *workflow.Engine, name, input, key string, force bool, stdout, stderr io.Writer) error {
+	if !json.Valid([]byte(input)) {
+		return errs.New(errs.CodeInvalidArgument, "--input is not valid JSON: %s", input)
+	}
+	if !force {
+		h, err := w.Hosting(ctx, name)
 		if err != nil {
 			return err
 		}
-		if stored {
-			fmt.Fprintf(stdout, "signal %q delivered to %s\n", pos[1], pos[0])
-		} else {
-			fmt.Fprintf(stdout, "signal %q was already delivered to %s; the first one counts\n", pos[1], pos[0])
+		if h.Judged && len(h.Hosts) == 0 {
+			return workflow.NotHostedError(name, h)
 		}
-		return nil
+		if err := h.CheckInput(name, []byte(input)); err != nil {
+			return err
+		}
+	}
+	x, existing, err := w.Start(ctx, name, []byte(input), workflow.StartOptions{Key: key, Source: "cli"})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, x.ID)
+	if existing {
+		fmt.Fprintf(stderr, "(the key names an existing run, status %s)\n", x.Status)
+	}
+	return nil
+}
+
+// workflowList prints the runs that match, as a table or JSON.
+func workflowList(ctx context.Context, w *workflow.Engine, status, name string, limit int, format string, stdout io.Writer) error {
+	xs, err := w.List(ctx, store.ExecutionFilter{Status: store.ExecStatus(status), Name: name, Limit: limit})
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		out := make([]execView, 0, len(xs))
+		for _, x := range xs {
+			out = append(out, viewOf(x))
+		}
+		return printJSON(stdout, out)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tWAITING ON\tRUNNER\tCREATED")
+	for _, x := range xs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", x.ID, x.Name, x.Status, x.WaitingOn, x.Runner, x.CreatedAt.Format(time.RFC3339))
+	}
+	return tw.Flush()
+}
+
+// workflowCancel cancels run id, or says why there is nothing to cancel.
+func workflowCancel(ctx context.Context, w *workflow.Engine, id string, stdout io.Writer) error {
+	out, err := w.CancelRun(ctx, id)
+	switch {
+	case err != nil:
+		return err
+	case out.Finished:
+		fmt.Fprintf(stdout, "%s cancelled: no live runner hosts its workflow; %d pending message(s) dead-lettered (voltro messages list --state dead)\n", id, out.DeadLettered)
+	case out.Requested:
+		fmt.Fprintf(stdout, "cancel requested for %s; the runner hosting it stops it at its next replay\n", id)
+	default:
+		fmt.Fprintf(stdout, "%s is already %s; nothing to cancel\n", id, out.Status)
+	}
+	return nil
+}
+
+// workflowSignal sends signal name with payload (JSON) to run id.
+func workflowSignal(ctx context.Context, w *workflow.Engine, id, name, payload string, stdout io.Writer) error {
+	if !json.Valid([]byte(payload)) {
+		return errs.New(errs.CodeInvalidArgument, "--payload is not valid JSON: %s", payload)
+	}
+	stored, err := w.Signal(ctx, id, name, []byte(payload))
+	if err != nil {
+		return err
+	}
+	if stored {
+		fmt.Fprintf(stdout, "signal %q delivered to %s\n", name, id)
+	} else {
+		fmt.Fprintf(stdout, "signal %q was already delivered to %s; the first one counts\n", name, id)
 	}
 	return nil
 }

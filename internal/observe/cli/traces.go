@@ -105,31 +105,48 @@ func BuildTimeline(ctx context.Context, ws store.WorkflowStore, in store.Workflo
 	attempted := map[int]bool{}
 	replicaOf := map[string]string{} // runner address -> replica id, from what recorded both
 	if in != nil {
-		steps, err := in.RunSteps(ctx, id)
-		if err != nil {
-			return Timeline{}, fmt.Errorf("reading the step attempts of %s: %w", id, err)
-		}
-		for _, s := range steps {
-			attempted[s.Seq] = true
-			if s.Runner != "" && s.ReplicaID != "" {
-				replicaOf[s.Runner] = s.ReplicaID
-			}
-			it := Item{At: s.StartedAt, Kind: "step", What: s.Status, Name: s.Name, Seq: &s.Seq, Attempt: s.Attempt,
-				Detail: s.Error, Replica: s.ReplicaID, Runner: s.Runner, TraceID: observe.TraceID(s.Trace)}
-			it.setEnd(s.FinishedAt)
-			tl.Items = append(tl.Items, it)
-		}
-		events, err := in.RunEvents(ctx, id)
-		if err != nil {
-			return Timeline{}, fmt.Errorf("reading the events of %s: %w", id, err)
-		}
-		for _, e := range events {
-			if e.Runner != "" && e.ReplicaID != "" {
-				replicaOf[e.Runner] = e.ReplicaID
-			}
-			tl.Items = append(tl.Items, Item{At: e.At, Kind: "event", What: e.Kind, Detail: e.Detail, Replica: e.ReplicaID, Runner: e.Runner})
+		if err := tl.addIntrospection(ctx, in, id, attempted, replicaOf); err != nil {
+			return Timeline{}, err
 		}
 	}
+	tl.addJournal(journal, attempted, replicaOf)
+	tl.finish(x.CreatedAt)
+	return tl, nil
+}
+
+// addIntrospection adds the step attempts and events of run id, noting
+// which steps were attempted and which replica each runner address is.
+func (tl *Timeline) addIntrospection(ctx context.Context, in store.WorkflowIntrospection, id string, attempted map[int]bool, replicaOf map[string]string) error {
+	steps, err := in.RunSteps(ctx, id)
+	if err != nil {
+		return fmt.Errorf("reading the step attempts of %s: %w", id, err)
+	}
+	for _, s := range steps {
+		attempted[s.Seq] = true
+		if s.Runner != "" && s.ReplicaID != "" {
+			replicaOf[s.Runner] = s.ReplicaID
+		}
+		it := Item{At: s.StartedAt, Kind: "step", What: s.Status, Name: s.Name, Seq: &s.Seq, Attempt: s.Attempt,
+			Detail: s.Error, Replica: s.ReplicaID, Runner: s.Runner, TraceID: observe.TraceID(s.Trace)}
+		it.setEnd(s.FinishedAt)
+		tl.Items = append(tl.Items, it)
+	}
+	events, err := in.RunEvents(ctx, id)
+	if err != nil {
+		return fmt.Errorf("reading the events of %s: %w", id, err)
+	}
+	for _, e := range events {
+		if e.Runner != "" && e.ReplicaID != "" {
+			replicaOf[e.Runner] = e.ReplicaID
+		}
+		tl.Items = append(tl.Items, Item{At: e.At, Kind: "event", What: e.Kind, Detail: e.Detail, Replica: e.ReplicaID, Runner: e.Runner})
+	}
+	return nil
+}
+
+// addJournal adds the journal entries the introspection rows do not cover:
+// first-try steps and waits.
+func (tl *Timeline) addJournal(journal []store.JournalEntry, attempted map[int]bool, replicaOf map[string]string) {
 	for _, j := range journal {
 		if j.Kind == store.JournalStep && attempted[j.Seq] {
 			continue
@@ -145,12 +162,17 @@ func BuildTimeline(ctx context.Context, ws store.WorkflowStore, in store.Workflo
 		it.setEnd(j.FinishedAt)
 		tl.Items = append(tl.Items, it)
 	}
+}
+
+// finish orders the items, sets their offsets from the run's creation and
+// lists the replicas and runners they name.
+func (tl *Timeline) finish(created time.Time) {
 	slices.SortStableFunc(tl.Items, func(a, b Item) int { return a.At.Compare(b.At) })
 	replicas, runners := map[string]bool{}, map[string]bool{}
 	for i := range tl.Items {
 		it := &tl.Items[i]
-		if !x.CreatedAt.IsZero() && !it.At.IsZero() {
-			it.OffsetS = it.At.Sub(x.CreatedAt).Seconds()
+		if !created.IsZero() && !it.At.IsZero() {
+			it.OffsetS = it.At.Sub(created).Seconds()
 		}
 		if it.Replica != "" {
 			replicas[it.Replica] = true
@@ -160,7 +182,6 @@ func BuildTimeline(ctx context.Context, ws store.WorkflowStore, in store.Workflo
 		}
 	}
 	tl.Replicas, tl.Runners = sortedKeys(replicas), sortedKeys(runners)
-	return tl, nil
 }
 
 func (it *Item) setEnd(end time.Time) {

@@ -20,9 +20,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/voltro/voltro/internal/cdc/pgnotify"
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/postgres"
 )
 
 // DefaultTriggerLinger is how long triggers stay after the last local
@@ -32,14 +32,10 @@ const DefaultTriggerLinger = 10 * time.Second
 
 var errClosed = errors.New("change feed closed")
 
-// the advisory lock class of trigger holders (the other key is
-// hashtext(table): a collision only keeps a trigger longer)
-const subLockSQL = `hashtext('voltro_cdc_subs')`
-
 // trigState is the feed's side of the trigger protocol, guarded by
 // Feed.trigMu.
 type trigState struct {
-	conn   *pgx.Conn              // holds the shared locks; nil until needed
+	conn   store.SubscriberLocks  // holds the shared locks; nil until needed
 	subs   map[string]int         // table -> live local subscriptions
 	held   map[string]bool        // table -> shared lock held, trigger installed
 	linger map[string]*time.Timer // table -> pending removal
@@ -82,20 +78,13 @@ func (f *Feed) holdTrigger(ctx context.Context, table string) error {
 func (f *Feed) acquire(ctx context.Context, table string) error {
 	t := &f.trig
 	if t.conn == nil || t.conn.IsClosed() {
-		cfg, err := pgx.ParseConfig(f.dsn)
-		if err != nil {
-			return err
-		}
-		cfg.RuntimeParams["application_name"] = "voltro-cdc-subs:" + f.replicaID
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		conn, err := pgx.ConnectConfig(cctx, cfg)
-		cancel()
+		conn, err := postgres.OpenSubscriberLocks(ctx, f.dsn, "voltro-cdc-subs:"+f.replicaID)
 		if err != nil {
 			return err
 		}
 		t.conn = conn
 	}
-	if _, err := t.conn.Exec(ctx, `SELECT pg_advisory_lock_shared(`+subLockSQL+`, hashtext($1))`, table); err != nil {
+	if err := t.conn.HoldShared(ctx, table); err != nil {
 		return err
 	}
 	pk, err := f.primaryKey(ctx, f.db, table)
@@ -103,7 +92,7 @@ func (f *Feed) acquire(ctx context.Context, table string) error {
 		err = pgnotify.Install(ctx, f.db, table, pk)
 	}
 	if err != nil {
-		_, _ = t.conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock_shared(`+subLockSQL+`, hashtext($1))`, table)
+		_ = t.conn.ReleaseShared(context.WithoutCancel(ctx), table)
 		return err
 	}
 	t.held[table] = true
@@ -153,19 +142,19 @@ func (f *Feed) remove(table string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := t.conn.Exec(ctx, `SELECT pg_advisory_unlock_shared(`+subLockSQL+`, hashtext($1))`, table); err != nil {
+	if err := t.conn.ReleaseShared(ctx, table); err != nil {
 		f.log.Warn("change trigger: releasing the subscription lock failed; trigger left in place", "table", table, "err", err)
 		return
 	}
-	var alone bool
-	if err := t.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(`+subLockSQL+`, hashtext($1))`, table).Scan(&alone); err != nil || !alone {
+	alone, err := t.conn.TryExclusive(ctx, table)
+	if err != nil || !alone {
 		if err != nil {
 			f.log.Warn("change trigger: checking for other subscribers failed; trigger left in place", "table", table, "err", err)
 		}
 		return // another instance still subscribes
 	}
 	defer func() {
-		_, _ = t.conn.Exec(ctx, `SELECT pg_advisory_unlock(`+subLockSQL+`, hashtext($1))`, table)
+		_ = t.conn.ReleaseExclusive(ctx, table)
 	}()
 	if err := pgnotify.Uninstall(ctx, f.db, table); err != nil {
 		f.log.Warn("change trigger: removal failed", "table", table, "err", err)

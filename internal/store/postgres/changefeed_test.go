@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/postgres"
 	"github.com/voltro/voltro/internal/store/storetest"
 	"github.com/voltro/voltro/internal/testdb"
@@ -81,38 +82,13 @@ func TestChangeTriggers(t *testing.T) {
 }
 
 func TestSubscriberLocks(t *testing.T) {
-	ctx := ctxT(t)
 	url := testdb.Postgres(t, "pgcdclocks")
-	a, err := postgres.OpenSubscriberLocks(ctx, url, "voltro-test-a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close(ctx)
-	b, err := postgres.OpenSubscriberLocks(ctx, url, "voltro-test-b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(ctx)
-	for _, l := range []interface {
-		HoldShared(context.Context, string) error
-	}{a, b} {
-		if err := l.HoldShared(ctx, "items"); err != nil {
+	storetest.SubscriberLocks(t, func(t *testing.T, name string) store.SubscriberLocks {
+		l, err := postgres.OpenSubscriberLocks(ctxT(t), url, "voltro-test-"+name)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := a.ReleaseShared(ctx, "items"); err != nil {
-		t.Fatal(err)
-	}
-	if alone, err := a.TryExclusive(ctx, "items"); err != nil || alone {
-		t.Fatalf("exclusive while b subscribes: %v %v", alone, err)
-	}
-	if err := b.ReleaseShared(ctx, "items"); err != nil {
-		t.Fatal(err)
-	}
-	if alone, err := a.TryExclusive(ctx, "items"); err != nil || !alone {
-		t.Fatalf("exclusive after the last: %v %v", alone, err)
-	}
-	if err := a.ReleaseExclusive(ctx, "items"); err != nil {
-		t.Fatal(err)
-	}
+		t.Cleanup(func() { _ = l.Close(context.Background()) })
+		return l
+	})
 }

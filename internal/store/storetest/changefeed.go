@@ -111,3 +111,59 @@ func RowSQL(t *testing.T, db *sql.DB, d rowsql.Dialect) {
 		}
 	})
 }
+
+// SubscriberLocks runs the subtests of store.SubscriberLocks (stores with
+// a trigger feed: PostgreSQL). open returns a new session each call.
+func SubscriberLocks(t *testing.T, open func(t *testing.T, name string) store.SubscriberLocks) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	t.Run("LastSubscriberAlone", func(t *testing.T) {
+		a, b := open(t, "a"), open(t, "b")
+		for _, l := range []store.SubscriberLocks{a, b} {
+			if err := l.HoldShared(ctx, "items"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := a.ReleaseShared(ctx, "items"); err != nil {
+			t.Fatal(err)
+		}
+		if alone, err := a.TryExclusive(ctx, "items"); err != nil || alone {
+			t.Fatalf("exclusive while b subscribes: %v %v", alone, err)
+		}
+		if err := b.ReleaseShared(ctx, "items"); err != nil {
+			t.Fatal(err)
+		}
+		if alone, err := a.TryExclusive(ctx, "items"); err != nil || !alone {
+			t.Fatalf("exclusive after the last: %v %v", alone, err)
+		}
+		// a subscriber arriving now waits for the removal to end
+		held := make(chan error, 1)
+		go func() { held <- b.HoldShared(ctx, "items") }()
+		select {
+		case err := <-held:
+			t.Fatalf("shared lock taken during removal: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if err := a.ReleaseExclusive(ctx, "items"); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("LocksEndWithTheSession", func(t *testing.T) {
+		a, b := open(t, "c"), open(t, "d")
+		if err := a.HoldShared(ctx, "orders"); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Close(ctx); err != nil || !a.IsClosed() {
+			t.Fatalf("close: %v, closed %v", err, a.IsClosed())
+		}
+		if alone, err := b.TryExclusive(ctx, "orders"); err != nil || !alone {
+			t.Fatalf("a closed session still holds its lock: %v %v", alone, err)
+		}
+		if err := b.ReleaseExclusive(ctx, "orders"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -11,14 +11,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/voltro/voltro/internal/cdc/binlog"
+	"github.com/voltro/voltro/internal/cdc/cdcdriver"
 	"github.com/voltro/voltro/internal/cdc/delta"
 	"github.com/voltro/voltro/internal/dburl"
 	"github.com/voltro/voltro/internal/errs"
-	"github.com/voltro/voltro/internal/store/mysql"
+	storeopen "github.com/voltro/voltro/internal/store/open"
 )
 
 func (f *Feed) startBinlog(ctx context.Context, r dburl.Resolved) error {
+	bl := cdcdriver.BinlogOf(r.Dialect)
+	if bl == nil {
+		return storeopen.Missing(r) // the store would not have opened either
+	}
 	replURL := f.cfg.ReplicationURL
 	if replURL == "" {
 		replURL = r.URL
@@ -38,35 +42,34 @@ func (f *Feed) startBinlog(ctx context.Context, r dburl.Resolved) error {
 	if err != nil {
 		return f.fallBack(fmt.Sprintf("replication user cannot connect: %v", err))
 	}
-	got, err := mysql.ReadBinlogServer(ctx, rdb)
+	source, missing, err := bl.Check(ctx, rdb)
 	_ = rdb.Close()
 	if err != nil {
 		return f.fallBack(fmt.Sprintf("binlog preconditions could not be checked: %v", err))
 	}
-	srv := binlog.Check(got)
-	if !srv.OK() {
-		return f.fallBack("binlog CDC preconditions not met: missing " + strings.Join(srv.Missing, "; "))
+	if len(missing) > 0 {
+		return f.fallBack("binlog CDC preconditions not met: missing " + strings.Join(missing, "; "))
 	}
-	f.serverID = binlog.ServerID(f.replicaID, srv.ServerID)
-	if err := mysql.PrepareBinlogOffsets(ctx, f.db); err != nil {
+	f.serverID = bl.ServerID(f.replicaID, source)
+	if err := bl.PrepareOffsets(ctx, f.db); err != nil {
 		return err
 	}
 	f.transport = Binlog
 	if f.cfg.ReplicaID == "" && !f.cfg.Ephemeral {
 		f.log.Warn("POD_NAME is not set: the binlog reader's replica id and server_id change on every restart, and its resume offset is not reused", "server_id", f.serverID)
 	}
-	rd := &binlog.Reader{
+	rd := bl.Reader(cdcdriver.ReaderConfig{
 		Host: conn.host, Port: conn.port, User: conn.user, Password: conn.password,
 		Database:  f.database,
 		ReplicaID: f.replicaID,
 		ServerID:  f.serverID,
-		Offsets:   mysql.BinlogOffsets(f.db),
+		DB:        f.db,
 		Logger:    f.log,
 		OnTx:      func(ds []delta.Delta) { f.bus.Publish(ds...) },
 		OnGap:     f.bus.ResyncAll,
 		SaveEvery: 200 * time.Millisecond,
 		Ephemeral: f.cfg.Ephemeral,
-	}
+	})
 	f.run, f.runWhat = rd.Run, "binlog stream"
 	f.reader = rd
 	return nil

@@ -6,18 +6,18 @@ package cdc
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
-	"github.com/voltro/voltro/internal/cdc/binlog"
 	"github.com/voltro/voltro/internal/cdc/bus"
+	"github.com/voltro/voltro/internal/cdc/cdcdriver"
 	"github.com/voltro/voltro/internal/cdc/delta"
-	"github.com/voltro/voltro/internal/cdc/pgnotify"
 	"github.com/voltro/voltro/internal/dburl"
+	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
+	storeopen "github.com/voltro/voltro/internal/store/open"
 	"github.com/voltro/voltro/internal/store/rowsql"
 )
 
@@ -36,7 +36,9 @@ type Feed struct {
 	transport Transport
 	fallback  string // why CDC was wanted but not used
 	serverID  uint32 // binlog reader's server_id
-	reader    *binlog.Reader
+	reader    cdcdriver.Reader
+	notify    *cdcdriver.Notify // the PostgreSQL transport's driver
+	noData    error             // why the data API is unavailable (memory without SQLite)
 
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -101,9 +103,14 @@ func New(ctx context.Context, cfg Config) (*Feed, error) {
 		rows = store.SQLite // memory is backed by an in-memory SQLite
 	}
 	if f.sqlw, err = rowsql.For(rows); err != nil {
-		return nil, err
+		if r.Dialect != store.Memory {
+			return nil, storeopen.Missing(r)
+		}
+		// the memory store itself needs no driver; only writes through
+		// the feed do
+		f.noData = errs.New(errs.CodeInvalidConfig, "the memory store's change data API writes an in-memory SQLite database: import _ %q", storeopen.DriverImport(store.SQLite))
 	}
-	if f.db == nil {
+	if f.db == nil && f.noData == nil {
 		if f.db, err = openDB(ctx, r); err != nil {
 			return nil, err
 		}
@@ -173,9 +180,12 @@ func (f *Feed) start(ctx context.Context, r dburl.Resolved) error {
 }
 
 func (f *Feed) startNotify(r dburl.Resolved) error {
+	if f.notify = cdcdriver.NotifyOf(r.Dialect); f.notify == nil {
+		return storeopen.Missing(r) // the store would not have opened either
+	}
 	f.transport = Notify
-	l := &pgnotify.Listener{
-		URL:       r.DSN,
+	run := f.notify.Listen(cdcdriver.Listener{
+		DSN:       r.DSN,
 		ReplicaID: f.replicaID,
 		Logger:    f.log,
 		OnNotify:  f.onNotify,
@@ -183,17 +193,17 @@ func (f *Feed) startNotify(r dburl.Resolved) error {
 			f.rehold()
 			f.bus.ResyncAll(reason)
 		},
-	}
-	f.run, f.runWhat = l.Run, "LISTEN connection"
+	})
+	f.run, f.runWhat = run, "LISTEN connection"
 	return nil
 }
 
 // onNotify believes a notification only as far as the database confirms
-// it (pgnotify.Resolve): the channel is open to every role that can
+// it (Notify.Resolve): the channel is open to every role that can
 // connect, for listening and for sending. Notes for tables nobody here
 // subscribes to are ignored unread.
 func (f *Feed) onNotify(ctx context.Context, payload string) {
-	n, err := pgnotify.Parse(payload)
+	n, err := f.notify.Parse(payload)
 	if err != nil {
 		f.log.Warn("change notification dropped: not from a voltro trigger", "err", err)
 		return
@@ -207,13 +217,12 @@ func (f *Feed) onNotify(ctx context.Context, payload string) {
 	pk, err := f.primaryKey(ctx, f.db, n.Table)
 	if err == nil {
 		var ds []delta.Delta
-		if ds, err = pgnotify.Resolve(ctx, f.db, n, pk); err == nil {
+		if ds, err = f.notify.Resolve(ctx, f.db, n, pk); err == nil {
 			f.bus.Publish(ds...)
 			return
 		}
 	}
-	var rej *pgnotify.Rejected
-	if errors.As(err, &rej) {
+	if f.notify.Rejected(err) {
 		f.log.Warn("change notification dropped", "err", err)
 		return
 	}
@@ -263,7 +272,8 @@ func (f *Feed) Close() error {
 	return nil
 }
 
-// DB is the application pool. Writes made with it directly are seen by the
+// DB is the application pool (nil on the memory store when the program
+// does not import driver/sqlite). Writes made with it directly are seen by the
 // PostgreSQL and MariaDB feeds, not by inline emit.
 func (f *Feed) DB() *sql.DB { return f.db }
 

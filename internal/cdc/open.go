@@ -9,10 +9,6 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	_ "github.com/go-sql-driver/mysql" // mariadb, mysql
-	_ "github.com/jackc/pgx/v5/stdlib" // postgres
-	_ "modernc.org/sqlite"             // sqlite, memory
-
 	"github.com/voltro/voltro/internal/dburl"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"

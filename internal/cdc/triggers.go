@@ -20,9 +20,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/voltro/voltro/internal/cdc/pgnotify"
 	"github.com/voltro/voltro/internal/store"
-	"github.com/voltro/voltro/internal/store/postgres"
 )
 
 // DefaultTriggerLinger is how long triggers stay after the last local
@@ -78,7 +76,7 @@ func (f *Feed) holdTrigger(ctx context.Context, table string) error {
 func (f *Feed) acquire(ctx context.Context, table string) error {
 	t := &f.trig
 	if t.conn == nil || t.conn.IsClosed() {
-		conn, err := postgres.OpenSubscriberLocks(ctx, f.dsn, "voltro-cdc-subs:"+f.replicaID)
+		conn, err := f.notify.Locks(ctx, f.dsn, "voltro-cdc-subs:"+f.replicaID)
 		if err != nil {
 			return err
 		}
@@ -89,7 +87,7 @@ func (f *Feed) acquire(ctx context.Context, table string) error {
 	}
 	pk, err := f.primaryKey(ctx, f.db, table)
 	if err == nil {
-		err = pgnotify.Install(ctx, f.db, table, pk)
+		err = f.notify.Install(ctx, f.db, table, pk)
 	}
 	if err != nil {
 		_ = t.conn.ReleaseShared(context.WithoutCancel(ctx), table)
@@ -156,7 +154,7 @@ func (f *Feed) remove(table string) {
 	defer func() {
 		_ = t.conn.ReleaseExclusive(ctx, table)
 	}()
-	if err := pgnotify.Uninstall(ctx, f.db, table); err != nil {
+	if err := f.notify.Uninstall(ctx, f.db, table); err != nil {
 		f.log.Warn("change trigger: removal failed", "table", table, "err", err)
 		return
 	}

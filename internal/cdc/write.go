@@ -73,6 +73,9 @@ func (t *Tx) keep(d delta.Delta, r delta.Row, err error) (delta.Row, error) {
 // Tx runs fn in a transaction: committed when fn returns nil, rolled back
 // (and nothing published) otherwise.
 func (f *Feed) Tx(ctx context.Context, fn func(tx *Tx) error) error {
+	if f.noData != nil {
+		return f.noData
+	}
 	stx, err := f.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/voltro/voltro/internal/service"
 )
 
 type replicaWatch struct {
@@ -29,24 +31,9 @@ func (a *App) watchReplicaID() {
 	}
 	w := &replicaWatch{}
 	a.replicas = w // inspect reports it (facts.go)
-	var cancel context.CancelFunc
-	done := make(chan struct{})
-	a.hooks = append(a.hooks, func(ctx context.Context) error {
-		var run context.Context
-		run, cancel = context.WithCancel(context.WithoutCancel(ctx))
-		go func() {
-			defer close(done)
-			a.runReplicaWatch(run, w)
-		}()
-		return nil
-	})
-	a.closes = append(a.closes, func(context.Context) error {
-		if cancel != nil {
-			cancel()
-			<-done
-		}
-		return nil
-	})
+	loop := service.NewLoop(func(ctx context.Context) { a.runReplicaWatch(ctx, w) })
+	a.hooks = append(a.hooks, loop.Start)
+	a.closes = append(a.closes, func(context.Context) error { loop.Stop(); return nil })
 }
 
 // text is the other instances' runner addresses, comma-separated.

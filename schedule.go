@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/schedule"
+	"github.com/voltro/voltro/internal/service"
 	"github.com/voltro/voltro/internal/workflow"
 )
 
@@ -81,20 +82,12 @@ func (a *App) scheduler() (*schedule.Scheduler, error) {
 		return nil, err
 	}
 	a.sched = sch
-	run := func(ctx context.Context) error {
-		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		done := make(chan error, 1)
-		go func() { done <- sch.Run(runCtx) }()
-		a.closes = append(a.closes, func(context.Context) error {
-			cancel()
-			return <-done
-		})
-		return nil
-	}
+	loop := service.NewLoop(func(ctx context.Context) { _ = sch.Run(ctx) })
+	a.closes = append(a.closes, func(context.Context) error { loop.Stop(); return nil })
 	if a.started {
-		_ = run(context.Background())
+		_ = loop.Start(context.Background())
 	} else {
-		a.hooks = append(a.hooks, run)
+		a.hooks = append(a.hooks, loop.Start)
 	}
 	return sch, nil
 }

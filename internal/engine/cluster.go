@@ -42,7 +42,7 @@ func (e *Engine) ClusterHealth(ctx context.Context) inspect.ClusterHealth {
 	}
 	// This instance hosts what it registered, whether or not its row says
 	// so yet.
-	if e.runCtx != nil {
+	if !e.started.IsZero() {
 		for _, t := range e.deliv.Types() {
 			if len(hosted[t]) == 0 {
 				hosted[t] = []string{e.address}

@@ -22,6 +22,7 @@ import (
 	"github.com/voltro/voltro/internal/retention"
 	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/runner"
+	"github.com/voltro/voltro/internal/service"
 	"github.com/voltro/voltro/internal/store"
 )
 
@@ -75,9 +76,7 @@ type Engine struct {
 	refused int64
 	facts   Facts
 
-	runCtx     context.Context
-	cancel     context.CancelFunc
-	wg         sync.WaitGroup
+	loops      []service.Service // the background loops, from Start to Close
 	rpcServer  *http.Server
 	httpServer *http.Server
 	inspectLn  net.Listener
@@ -276,41 +275,34 @@ func (e *Engine) HandleHTTP(f func(*http.ServeMux)) { e.extraMux = append(e.extr
 // Start listens and starts the loops. It returns once the instance serves.
 func (e *Engine) Start(ctx context.Context) error {
 	e.started = time.Now()
-	e.runCtx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if e.cfg.Clustered() {
 		if err := e.listenRPC(); err != nil {
-			e.cancel()
 			return err
 		}
 	}
 	if err := e.listenInspect(); err != nil {
-		e.cancel()
 		return err
 	}
 	e.runner.SetInspectAddr(e.InspectAddr())
-	e.registerLocal()
-	e.goLoop(func(ctx context.Context) { e.deliv.Run(ctx) })
-	e.goLoop(func(ctx context.Context) { _ = e.runner.Run(ctx) })
+	e.loops = append(e.registerLocal(),
+		service.NewLoop(func(ctx context.Context) { e.deliv.Run(ctx) }),
+		service.NewLoop(func(ctx context.Context) { _ = e.runner.Run(ctx) }),
+	)
 	if e.sweeper != nil {
-		e.goLoop(e.sweeper.Run)
+		e.loops = append(e.loops, service.NewLoop(e.sweeper.Run))
 	}
 	if wl, ok := e.d.(store.WakeListener); ok {
-		e.goLoop(func(ctx context.Context) {
+		e.loops = append(e.loops, service.NewLoop(func(ctx context.Context) {
 			if err := wl.ListenWakes(ctx, e.onWake); err != nil && ctx.Err() == nil {
 				e.log.Warn("wake listener stopped; falling back to polling", "err", err)
 			}
-		})
+		}))
 	}
-	return nil
+	return service.StartAll(ctx, e.loops...)
 }
 
-func (e *Engine) goLoop(f func(context.Context)) {
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		f(e.runCtx)
-	}()
-}
+// stopLoops ends the background loops and waits for them.
+func (e *Engine) stopLoops() { service.StopAll(e.loops...) }
 
 func (e *Engine) listenRPC() error {
 	addr := net.JoinHostPort(bindHost(e.cfg.RunnerHost), fmt.Sprint(e.cfg.RunnerPort))
@@ -352,15 +344,14 @@ func bindHost(host string) string {
 func (e *Engine) Close(ctx context.Context) error {
 	var err error
 	e.closeOnce.Do(func() {
-		if e.cancel == nil { // never started
+		if e.started.IsZero() { // never started
 			if e.ownsStore {
 				err = e.d.Close()
 			}
 			e.releaseOwnership()
 			return
 		}
-		e.cancel()
-		e.wg.Wait()
+		e.stopLoops()
 		e.runner.Leave(ctx)
 		e.deliv.Stop(5 * time.Second)
 		if e.rpcServer != nil {

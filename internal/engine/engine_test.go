@@ -278,8 +278,7 @@ func TestLateRegistrationStallRegression(t *testing.T) {
 // no graceful leave.
 func crash(e *Engine) {
 	e.closeOnce.Do(func() {
-		e.cancel()
-		e.wg.Wait()
+		e.stopLoops()
 		e.runner.Abandon()
 		e.deliv.Stop(0)
 		_ = e.rpcServer.Close()

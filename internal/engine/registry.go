@@ -11,15 +11,17 @@ import (
 	"os"
 
 	"github.com/voltro/voltro/internal/registry"
+	"github.com/voltro/voltro/internal/service"
 )
 
-// registerLocal writes the entry and removes it when the engine's loops
-// stop (Close). A registry that cannot be written is logged, never fatal.
-func (e *Engine) registerLocal() {
+// registerLocal writes the entry and returns the loop that removes it when
+// the engine's loops stop (Close). A registry that cannot be written is
+// logged, never fatal.
+func (e *Engine) registerLocal() []service.Service {
 	dir := e.cfg.RegistryDir
 	if dir == "" {
 		e.log.Warn("runtime registry: no directory (set VOLTRO_REGISTRY_DIR); voltro cluster status will not list this instance from the registry")
-		return
+		return nil
 	}
 	host, _ := os.Hostname()
 	dialect := string(e.d.Dialect())
@@ -30,13 +32,13 @@ func (e *Engine) registerLocal() {
 	})
 	if err != nil {
 		e.log.Warn("runtime registry: writing this instance's entry failed", "err", err)
-		return
+		return nil
 	}
 	e.log.Debug("runtime registry entry written", "path", path)
-	e.goLoop(func(ctx context.Context) {
+	return []service.Service{service.NewLoop(func(ctx context.Context) {
 		<-ctx.Done()
 		if err := registry.Remove(path); err != nil {
 			e.log.Warn("runtime registry: removing this instance's entry failed", "err", err)
 		}
-	})
+	})}
 }

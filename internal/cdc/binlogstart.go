@@ -38,7 +38,7 @@ func (f *Feed) startBinlog(ctx context.Context, r dburl.Resolved) error {
 	if err != nil {
 		return err
 	}
-	rdb, err := openDB(ctx, rr)
+	rdb, err := openDB(ctx, f.sqlw, rr)
 	if err != nil {
 		return f.fallBack(fmt.Sprintf("replication user cannot connect: %v", err))
 	}

@@ -97,12 +97,11 @@ func New(ctx context.Context, cfg Config) (*Feed, error) {
 		f.log = slog.Default()
 	}
 	f.log = f.log.With("component", "cdc", "replica", f.replicaID)
-	rows := r.Dialect
 	if r.Dialect == store.Memory {
 		f.database = "memory"
-		rows = store.SQLite // memory is backed by an in-memory SQLite
 	}
-	if f.sqlw, err = rowsql.For(rows); err != nil {
+	// memory's row dialect is SQLite's on an in-memory database
+	if f.sqlw, err = rowsql.For(r.Dialect); err != nil {
 		if r.Dialect != store.Memory {
 			return nil, storeopen.Missing(r)
 		}
@@ -111,7 +110,7 @@ func New(ctx context.Context, cfg Config) (*Feed, error) {
 		f.noData = errs.New(errs.CodeInvalidConfig, "the memory store's change data API writes an in-memory SQLite database: import _ %q", storeopen.DriverImport(store.SQLite))
 	}
 	if f.db == nil && f.noData == nil {
-		if f.db, err = openDB(ctx, r); err != nil {
+		if f.db, err = openDB(ctx, f.sqlw, r); err != nil {
 			return nil, err
 		}
 		f.ownDB = true

@@ -28,6 +28,7 @@ func RowDialect(d store.Dialect) rowsql.Dialect {
 			WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND CONSTRAINT_NAME = 'PRIMARY'
 			ORDER BY ORDINAL_POSITION`,
 		SerialTable: "CREATE TABLE %s (id BIGINT AUTO_INCREMENT PRIMARY KEY, sent_ns BIGINT NOT NULL, payload VARCHAR(64) NOT NULL)",
+		Pool:        func(dsn string) (*sql.DB, error) { return sql.Open("mysql", dsn) },
 	}
 }
 

@@ -5,6 +5,8 @@
 package postgres
 
 import (
+	"database/sql"
+
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/rowsql"
 )
@@ -24,6 +26,7 @@ var RowDialect = rowsql.Dialect{
 			ORDER BY array_position(i.indkey::int2[], a.attnum)`,
 	QuotedTableArg: true,
 	SerialTable:    "CREATE TABLE %s (id bigserial PRIMARY KEY, sent_ns bigint NOT NULL, payload varchar(64) NOT NULL)",
+	Pool:           func(dsn string) (*sql.DB, error) { return sql.Open("pgx", dsn) },
 }
 
 func init() { rowsql.Register(RowDialect) }

@@ -4,6 +4,7 @@
 package rowsql
 
 import (
+	"database/sql"
 	"regexp"
 	"strconv"
 	"strings"
@@ -44,6 +45,9 @@ type Dialect struct {
 	// SerialTable is the CREATE TABLE of a bench table (%s its name): an
 	// auto-generated integer key id, integer sent_ns, short text payload.
 	SerialTable string
+	// Pool opens the application pool on dsn (dburl's driver DSN) for a
+	// feed that was given none.
+	Pool func(dsn string) (*sql.DB, error)
 }
 
 // Quote quotes an identifier already checked by CheckIdent.

@@ -7,108 +7,64 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"log/slog"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/config"
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/open"
 )
 
-// commitRate runs autocommit single-row INSERTs on conns connections for d.
-func commitRate(ctx context.Context, db *sql.DB, dialect string, conns int, d time.Duration) (float64, error) {
-	ddl := `CREATE TABLE IF NOT EXISTS voltro_bench_commit (id BIGINT PRIMARY KEY AUTO_INCREMENT, v INT NOT NULL)`
-	ins := `INSERT INTO voltro_bench_commit (v) VALUES (?)`
-	switch dialect {
-	case "postgres":
-		ddl = `CREATE TABLE IF NOT EXISTS voltro_bench_commit (id BIGSERIAL PRIMARY KEY, v INT NOT NULL)`
-		ins = `INSERT INTO voltro_bench_commit (v) VALUES ($1)`
-	case "sqlite":
-		ddl = `CREATE TABLE IF NOT EXISTS voltro_bench_commit (id INTEGER PRIMARY KEY AUTOINCREMENT, v INT NOT NULL)`
+// commitRate measures the store's single-row commit rate on conns
+// connections for d (store.CommitProber).
+func commitRate(ctx context.Context, d store.Driver, conns int, within time.Duration) (float64, error) {
+	p, ok := d.(store.CommitProber)
+	if !ok {
+		return 0, fmt.Errorf("the %s store cannot measure its commit rate", d.Dialect())
 	}
-	if _, err := db.ExecContext(ctx, ddl); err != nil {
-		return 0, err
-	}
-	defer db.ExecContext(context.WithoutCancel(ctx), `DELETE FROM voltro_bench_commit`)
-	var n atomic.Int64
-	var firstErr error
-	var once sync.Once
-	cctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	var wg sync.WaitGroup
-	start := time.Now()
-	for c := 0; c < conns; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := db.Conn(cctx)
-			if err != nil {
-				once.Do(func() { firstErr = err })
-				return
-			}
-			defer conn.Close()
-			for i := 0; cctx.Err() == nil; i++ {
-				if _, err := conn.ExecContext(cctx, ins, i); err != nil {
-					if cctx.Err() == nil {
-						once.Do(func() { firstErr = err })
-					}
-					return
-				}
-				n.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return 0, firstErr
-	}
-	return float64(n.Load()) / time.Since(start).Seconds(), nil
+	return p.CommitRate(ctx, conns, within)
 }
 
-// idleRate reads the server's statement counters around an idle window.
-func idleRate(ctx context.Context, db *sql.DB, dialect string, window time.Duration) (float64, string, error) {
-	var q, note string
-	switch dialect {
-	case "postgres":
-		q = `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()`
-		note = "pg_stat_database transactions of this database; each runner statement is its own transaction"
-	case "mariadb", "mysql":
-		q = `SELECT SUM(VARIABLE_VALUE) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN
-			('COM_SELECT', 'COM_INSERT', 'COM_UPDATE', 'COM_DELETE', 'COM_BEGIN', 'COM_COMMIT', 'COM_ROLLBACK')`
-		note = "server-wide statement counters (select, insert, update, delete, begin, commit, rollback): anything else on the server counts too"
-	default:
-		return 0, "no server counters for " + dialect, nil
+// idleRate reads the server's statement counters around an idle window
+// (store.StatementCounter).
+func idleRate(ctx context.Context, d store.Driver, window time.Duration) (float64, string, error) {
+	c, ok := d.(store.StatementCounter)
+	if !ok {
+		return 0, "no server counters for " + string(d.Dialect()), nil
 	}
-	read := func() (float64, error) {
-		var v float64
-		err := db.QueryRowContext(ctx, q).Scan(&v)
-		return v, err
-	}
-	if dialect == "postgres" {
-		// Backends that went idle flush their pending statistics within
-		// 10 s (PostgreSQL's idle stats interval): let the load's tail land
-		// before the first reading.
-		time.Sleep(11 * time.Second)
-	}
-	a, err := read()
+	info := c.StatementCounter()
+	// Let the load's tail land in the counter before the first reading.
+	time.Sleep(info.Settle)
+	a, err := c.CountStatements(ctx)
 	if err != nil {
 		return 0, "", err
 	}
-	time.Sleep(window)
-	if dialect == "postgres" {
-		time.Sleep(1500 * time.Millisecond)
-	}
-	b, err := read()
+	time.Sleep(window + info.Tail)
+	b, err := c.CountStatements(ctx)
 	if err != nil {
 		return 0, "", err
 	}
 	own := 1.0 // the first read is counted in b
-	secs := window.Seconds()
-	if dialect == "postgres" {
-		secs += 1.5
+	secs := (window + info.Tail).Seconds()
+	return (b - a - own) / secs, fmt.Sprintf("%s, over %s", info.Note, window), nil
+}
+
+// openStore opens a store of its own on dbURL, configured by env (nil for
+// none), for the benchmark's reads and writes beside the app's: the same
+// configuration, so the same pool settings as the app's.
+func openStore(ctx context.Context, env func(string) string, dbURL string) (store.Driver, config.Config, error) {
+	if env == nil {
+		env = func(string) string { return "" }
 	}
-	return (b - a - own) / secs, fmt.Sprintf("%s, over %s", note, window), nil
+	c, err := config.FromEnv(env, dbURL)
+	if err != nil {
+		return nil, c, err
+	}
+	d, err := open.Open(ctx, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return d, c, err
 }
 
 func waitOwned(ctx context.Context, app *voltro.App, within time.Duration) error {
@@ -130,7 +86,8 @@ func waitOwned(ctx context.Context, app *voltro.App, within time.Duration) error
 }
 
 // baseline is a benchmark's app and the database's own commit rates,
-// measured on the app's pool before anything else runs.
+// measured on a store opened beside it with its configuration, before
+// anything else runs.
 type baseline struct {
 	app              *voltro.App
 	db               *sql.DB
@@ -157,10 +114,15 @@ func openBaseline(ctx context.Context, dbURL string, env func(string) string, lo
 	if b.db, b.dialect, err = b.app.DB(); err != nil {
 		return fail(err)
 	}
-	if b.commit1, err = commitRate(ctx, b.db, b.dialect, 1, 3*time.Second); err != nil {
+	d, _, err := openStore(ctx, env, dbURL)
+	if err != nil {
+		return fail(err)
+	}
+	defer d.Close()
+	if b.commit1, err = commitRate(ctx, d, 1, 3*time.Second); err != nil {
 		return fail(fmt.Errorf("commit rate: %w", err))
 	}
-	if b.commit8, err = commitRate(ctx, b.db, b.dialect, 8, 3*time.Second); err != nil {
+	if b.commit8, err = commitRate(ctx, d, 8, 3*time.Second); err != nil {
 		return fail(fmt.Errorf("commit rate: %w", err))
 	}
 	return b, nil

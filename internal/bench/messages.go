@@ -66,7 +66,7 @@ func Messages(ctx context.Context, cfg MessagesConfig) (MessagesResult, error) {
 	if err != nil {
 		return res, err
 	}
-	app, db, dialect := b.app, b.db, b.dialect
+	app, dialect := b.app, b.dialect
 	defer app.Close(context.WithoutCancel(ctx))
 	res.Dialect, res.Commit1, res.Commit8 = dialect, b.commit1, b.commit8
 
@@ -135,8 +135,13 @@ func Messages(ctx context.Context, cfg MessagesConfig) (MessagesResult, error) {
 	res.RoundTrips = float64(n.Load()) / time.Since(start).Seconds()
 
 	if cfg.Idle > 0 {
+		d, _, err := openStore(ctx, cfg.Env, cfg.DBURL)
+		if err != nil {
+			return res, err
+		}
+		defer d.Close()
 		time.Sleep(3 * time.Second) // let the load's tail settle
-		res.IdleQueriesPS, res.IdleNote, err = idleRate(ctx, db, dialect, cfg.Idle)
+		res.IdleQueriesPS, res.IdleNote, err = idleRate(ctx, d, cfg.Idle)
 		if err != nil {
 			return res, err
 		}
@@ -147,7 +152,7 @@ func Messages(ctx context.Context, cfg MessagesConfig) (MessagesResult, error) {
 // Print writes the result as a small report.
 func (r MessagesResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "voltro bench messages — dialect %s\n", r.Dialect)
-	fmt.Fprintf(w, "  database commit rate (single-row INSERT, autocommit): %.0f/s with 1 connection, %.0f/s with 8\n", r.Commit1, r.Commit8)
+	fmt.Fprintf(w, "  database commit rate (single-row insert, autocommit): %.0f/s with 1 connection, %.0f/s with 8\n", r.Commit1, r.Commit8)
 	fmt.Fprintf(w, "  request/reply round trips, %d senders: %.0f/s  (%.2f × the 8-connection commit rate)\n", r.Senders, r.RoundTrips, r.RoundTrips/r.Commit8)
 	fmt.Fprintf(w, "  sequential request/reply (%d): p50 %s, p99 %s  (one commit takes %s at the 1-connection rate)\n", r.SeqN, r.SeqP50.Round(time.Microsecond), r.SeqP99.Round(time.Microsecond), time.Duration(float64(time.Second)/r.Commit1).Round(time.Microsecond))
 	if r.IdleQueriesPS > 0 || r.IdleNote != "" {

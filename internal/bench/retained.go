@@ -6,20 +6,15 @@ package bench
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/voltro/voltro"
-	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/sharding"
 	"github.com/voltro/voltro/internal/store"
-	"github.com/voltro/voltro/internal/store/open"
 )
 
 // retainedPairs is how many fresh/retained pairs phase (b) alternates.
@@ -39,12 +34,12 @@ type RetainedResult struct {
 // measureRetained alternates phase (b) between fresh (the benchmark's own
 // app) and an app on the retained database, seeded first to cfg.Retained
 // finished runs that finished 8 to 38 days ago.
-func measureRetained(ctx context.Context, cfg WorkflowsConfig, fresh *voltro.App, freshDB *sql.DB, dialect string) (RetainedResult, error) {
+func measureRetained(ctx context.Context, cfg WorkflowsConfig, fresh *voltro.App) (RetainedResult, error) {
 	r := RetainedResult{N: cfg.Retained}
 	dbURL := cfg.RetainedDB
 	if dbURL == "" {
 		var err error
-		if dbURL, err = siblingDatabase(ctx, freshDB, dialect, cfg.DBURL, "_retained"); err != nil {
+		if dbURL, err = siblingDatabase(ctx, cfg.Env, cfg.DBURL, "_retained"); err != nil {
 			return r, err
 		}
 	}
@@ -64,8 +59,13 @@ func measureRetained(ctx context.Context, cfg WorkflowsConfig, fresh *voltro.App
 	if err := waitOwned(ctx, app, 60*time.Second); err != nil {
 		return r, err
 	}
-	var have int
-	if err := b.db.QueryRowContext(ctx, `SELECT count(*) FROM voltro_workflow_executions WHERE status = 'completed'`).Scan(&have); err != nil {
+	d, _, err := openStore(ctx, cfg.Env, dbURL)
+	if err != nil {
+		return r, fmt.Errorf("retained database %s: %w", r.RetainedDB, err)
+	}
+	defer d.Close()
+	have, err := countCompleted(ctx, d)
+	if err != nil {
 		return r, fmt.Errorf("count retained runs: %w", err)
 	}
 	if have < cfg.Retained {
@@ -75,7 +75,7 @@ func measureRetained(ctx context.Context, cfg WorkflowsConfig, fresh *voltro.App
 			return r, err
 		}
 		r.SeedTime = time.Since(t0)
-		if err := analyze(ctx, b.db, dialect); err != nil {
+		if err := analyze(ctx, d); err != nil {
 			return r, err
 		}
 	}
@@ -97,15 +97,7 @@ func measureRetained(ctx context.Context, cfg WorkflowsConfig, fresh *voltro.App
 
 // seed adds n finished runs through the store's HistorySeeder.
 func seed(ctx context.Context, cfg WorkflowsConfig, dbURL string, n int) error {
-	env := cfg.Env
-	if env == nil {
-		env = func(string) string { return "" }
-	}
-	c, err := config.FromEnv(env, dbURL)
-	if err != nil {
-		return err
-	}
-	d, err := open.Open(ctx, c, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	d, c, err := openStore(ctx, cfg.Env, dbURL)
 	if err != nil {
 		return err
 	}
@@ -119,49 +111,46 @@ func seed(ctx context.Context, cfg WorkflowsConfig, dbURL string, n int) error {
 		Shards: sharding.All(c.Groups, c.ShardCount)})
 }
 
-// analyze refreshes the planner's statistics after a bulk load, as
-// autovacuum would some time later.
-func analyze(ctx context.Context, db *sql.DB, dialect string) error {
-	tables := []string{"voltro_workflow_executions", "voltro_workflow_journal", "_voltro_workflow_start_contexts", "_voltro_workflow_runs",
-		"_voltro_workflow_run_steps", "_voltro_workflow_run_events", "voltro_messages", "voltro_replies"}
-	for _, t := range tables {
-		q := "ANALYZE TABLE `" + t + "`"
-		if dialect == "postgres" {
-			q = `ANALYZE "` + t + `"`
-		}
-		rows, err := db.QueryContext(ctx, q)
-		if err != nil {
-			return fmt.Errorf("analyze %s: %w", t, err)
-		}
-		rows.Close()
+// countCompleted counts the completed runs d keeps (store.Overviewer).
+func countCompleted(ctx context.Context, d store.Driver) (int, error) {
+	o, ok := d.(store.Overviewer)
+	if !ok {
+		return 0, fmt.Errorf("the %s store cannot count runs", d.Dialect())
 	}
-	return nil
+	n, err := o.CountExecutions(ctx, store.ExecCompleted)
+	return n[store.ExecCompleted], err
+}
+
+// analyze refreshes the planner's statistics after a bulk load, as
+// autovacuum would some time later (store.HistoryAnalyzer).
+func analyze(ctx context.Context, d store.Driver) error {
+	a, ok := d.(store.HistoryAnalyzer)
+	if !ok {
+		return fmt.Errorf("--retained: the %s store cannot refresh its planner statistics", d.Dialect())
+	}
+	return a.AnalyzeHistory(ctx)
 }
 
 // siblingDatabase is the URL of database <name><suffix> on the server of
-// dbURL, created if it does not exist.
-func siblingDatabase(ctx context.Context, db *sql.DB, dialect, dbURL, suffix string) (string, error) {
+// dbURL, created if it does not exist (store.DatabaseCreator).
+func siblingDatabase(ctx context.Context, env func(string) string, dbURL, suffix string) (string, error) {
 	u, err := url.Parse(dbURL)
 	if err != nil || u.Path == "" || u.Path == "/" {
 		return "", fmt.Errorf("--retained needs a database name in the URL (or --retained-db)")
 	}
 	name := strings.TrimPrefix(u.Path, "/") + suffix
 	u.Path = "/" + name
-	switch dialect {
-	case "postgres":
-		var exists bool
-		if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
-			return "", err
-		}
-		if !exists {
-			if _, err := db.ExecContext(ctx, `CREATE DATABASE "`+strings.ReplaceAll(name, `"`, `""`)+`"`); err != nil {
-				return "", fmt.Errorf("create the retained database (or pass --retained-db): %w", err)
-			}
-		}
-	default:
-		if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+strings.ReplaceAll(name, "`", "``")+"`"); err != nil {
-			return "", fmt.Errorf("create the retained database (or pass --retained-db): %w", err)
-		}
+	d, _, err := openStore(ctx, env, dbURL)
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	c, ok := d.(store.DatabaseCreator)
+	if !ok {
+		return "", fmt.Errorf("--retained: the %s store has no server to create a database on: pass --retained-db", d.Dialect())
+	}
+	if err := c.CreateDatabase(ctx, name); err != nil {
+		return "", fmt.Errorf("create the retained database (or pass --retained-db): %w", err)
 	}
 	return u.String(), nil
 }

@@ -119,7 +119,7 @@ func Workflows(ctx context.Context, cfg WorkflowsConfig) (WorkflowsResult, error
 	}
 	res.ConcN = cfg.Concurrent
 	if cfg.Retained > 0 {
-		r, err := measureRetained(ctx, cfg, app, b.db, b.dialect)
+		r, err := measureRetained(ctx, cfg, app)
 		if err != nil {
 			return res, fmt.Errorf("retained: %w", err)
 		}
@@ -206,7 +206,7 @@ func concurrent(ctx context.Context, app *voltro.App, n int) (perSecond float64,
 // Print writes the report.
 func (r WorkflowsResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "voltro bench workflows — dialect %s, a 3-step workflow (each step adds one)\n", r.Dialect)
-	fmt.Fprintf(w, "  database commit rate (single-row INSERT, autocommit): %.0f/s with 1 connection, %.0f/s with 8\n", r.Commit1, r.Commit8)
+	fmt.Fprintf(w, "  database commit rate (single-row insert, autocommit): %.0f/s with 1 connection, %.0f/s with 8\n", r.Commit1, r.Commit8)
 	commit := time.Duration(float64(time.Second) / r.Commit1)
 	fmt.Fprintf(w, "  (a) sequential, %d runs start → result: p50 %s, p99 %s  (p50 = %.1f single-row commits)\n", r.SeqN, r.SeqP50.Round(time.Microsecond), r.SeqP99.Round(time.Microsecond), float64(r.SeqP50)/float64(commit))
 	fmt.Fprintf(w, "  (b) %d started at once, first start → last completion: %s = %.0f workflows/s  (%.2f workflows per 8-connection commit)\n", r.ConcN, r.ConcElapsed.Round(time.Millisecond), r.ConcPerSecond, r.ConcPerSecond/r.Commit8)

@@ -1,0 +1,107 @@
+package store
+
+// Support for `voltro bench` (internal/bench): the database's own figures
+// to set voltro's beside (its single-row commit rate, the statements it
+// serves over an idle window), the sibling database `--retained` keeps its
+// history in, and fresh planner statistics after SeedHistory. None of it
+// is for production data paths. Each is optional: a store that cannot
+// offer one does not implement it, and the benchmark says so.
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// BenchCommitTable is the probe table CommitProber writes to. It is the
+// benchmark's own, made on first use and emptied after each measure.
+const BenchCommitTable = "voltro_bench_commit"
+
+// CommitProber is implemented by the SQL stores. CommitRate runs
+// autocommitted single-row inserts into BenchCommitTable on conns
+// connections of the store's application pool for d, and returns the
+// commits per second; the rows are deleted afterwards.
+type CommitProber interface {
+	CommitRate(ctx context.Context, conns int, d time.Duration) (float64, error)
+}
+
+// StatementCounter is implemented by stores whose server counts the
+// statements (or transactions) it serves.
+type StatementCounter interface {
+	// StatementCounter describes the counter.
+	StatementCounter() CounterInfo
+	// CountStatements reads it (the read is itself counted once).
+	CountStatements(ctx context.Context) (float64, error)
+}
+
+// CounterInfo says what a StatementCounter counts and how late.
+type CounterInfo struct {
+	Note string // what it counts, for the report
+	// Settle is how long statements already served may take to show in
+	// the counter: wait it out before a first reading.
+	Settle time.Duration
+	// Tail is how long the reading's own statement may take to show: the
+	// second reading of a window waits it out, and the window counts it.
+	Tail time.Duration
+}
+
+// DatabaseCreator is implemented by stores on a server that holds several
+// databases. CreateDatabase creates database name beside the store's own,
+// unless it exists; it does not migrate it.
+type DatabaseCreator interface {
+	CreateDatabase(ctx context.Context, name string) error
+}
+
+// HistoryAnalyzer is implemented by stores with a query planner.
+// AnalyzeHistory refreshes the planner's statistics of the tables a
+// finished run leaves rows in (after SeedHistory, as autovacuum would some
+// time later).
+type HistoryAnalyzer interface {
+	AnalyzeHistory(ctx context.Context) error
+}
+
+// HistoryTables are the tables AnalyzeHistory refreshes.
+var HistoryTables = []string{TableExecutions, TableJournal, TableStartContexts, TableRuns, TableRunSteps, TableRunEvents, TableMessages, TableReplies}
+
+// MeasureCommits is the loop of a CommitRate: conns workers, each set up
+// by worker (a connection of its own, say) and committing with commit(ctx,
+// i) for i = 0, 1, … until d has passed. It returns the commits per second
+// over the whole measure. A failure of a setup or of a commit made before
+// the end of the window is the measure's error.
+func MeasureCommits(ctx context.Context, conns int, d time.Duration,
+	worker func(ctx context.Context) (commit func(ctx context.Context, i int) error, done func(), err error)) (float64, error) {
+	var n atomic.Int64
+	var firstErr error
+	var once sync.Once
+	cctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := 0; c < conns; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			commit, done, err := worker(cctx)
+			if err != nil {
+				once.Do(func() { firstErr = err })
+				return
+			}
+			defer done()
+			for i := 0; cctx.Err() == nil; i++ {
+				if err := commit(cctx, i); err != nil {
+					if cctx.Err() == nil {
+						once.Do(func() { firstErr = err })
+					}
+					return
+				}
+				n.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return 0, firstErr
+	}
+	return float64(n.Load()) / time.Since(start).Seconds(), nil
+}

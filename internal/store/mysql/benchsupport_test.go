@@ -1,0 +1,23 @@
+package mysql_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/storetest"
+	"github.com/voltro/voltro/internal/testdb"
+)
+
+func TestBenchSupportMariaDB(t *testing.T) {
+	storetest.RunBenchSupport(t, func(t *testing.T) store.Driver {
+		s, _ := fresh(t, "mybench", quiet)
+		return s
+	})
+}
+
+func TestBenchSupportMySQLDialect(t *testing.T) {
+	storetest.RunBenchSupport(t, func(t *testing.T) store.Driver {
+		return freshURL(t, "mysql://"+strings.TrimPrefix(testdb.MariaDB(t, "mybench_my"), "mariadb://"), quiet)
+	})
+}

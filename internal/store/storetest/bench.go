@@ -1,0 +1,70 @@
+package storetest
+
+// Benchmark support (store/bench.go): each part is optional, and a store
+// that does not implement one is skipped with the reason the benchmark
+// gives.
+
+import (
+	"testing"
+	"time"
+
+	"github.com/voltro/voltro/internal/store"
+)
+
+// BenchSiblingDatabase is the database the DatabaseCreator case creates
+// (twice: the second call finds it) and leaves on the server for the next
+// run.
+const BenchSiblingDatabase = "voltro_storetest_sibling"
+
+// RunBenchSupport runs the benchmark-support cases.
+func RunBenchSupport(t *testing.T, factory Factory) {
+	t.Run("CommitRate", func(t *testing.T) { testCommitRate(t, factory(t)) })
+	t.Run("StatementCounter", func(t *testing.T) { testStatementCounter(t, factory(t)) })
+	t.Run("CreateDatabase", func(t *testing.T) { testCreateDatabase(t, factory(t)) })
+	t.Run("AnalyzeHistory", func(t *testing.T) { testAnalyzeHistory(t, factory(t)) })
+}
+
+func testCommitRate(t *testing.T, d store.Driver) {
+	p, ok := d.(store.CommitProber)
+	if !ok {
+		t.Skipf("the %s store cannot measure its commit rate", d.Dialect())
+	}
+	for _, conns := range []int{1, 2, 2} { // the last finds the probe table made and emptied
+		if rate := must(p.CommitRate(ctxT(t), conns, 200*time.Millisecond))(t); rate <= 0 {
+			t.Fatalf("%d connections: %v commits/s", conns, rate)
+		}
+	}
+}
+
+func testStatementCounter(t *testing.T, d store.Driver) {
+	c, ok := d.(store.StatementCounter)
+	if !ok {
+		t.Skipf("no server counters for %s", d.Dialect())
+	}
+	info := c.StatementCounter()
+	if info.Note == "" || info.Settle < 0 || info.Tail < 0 {
+		t.Fatalf("counter %+v", info)
+	}
+	a := must(c.CountStatements(ctxT(t)))(t)
+	b := must(c.CountStatements(ctxT(t)))(t)
+	if a < 0 || b < a {
+		t.Fatalf("the counter went from %v to %v", a, b)
+	}
+}
+
+func testCreateDatabase(t *testing.T, d store.Driver) {
+	c, ok := d.(store.DatabaseCreator)
+	if !ok {
+		t.Skipf("the %s store has no server to create a database on", d.Dialect())
+	}
+	check(t, c.CreateDatabase(ctxT(t), BenchSiblingDatabase))
+	check(t, c.CreateDatabase(ctxT(t), BenchSiblingDatabase))
+}
+
+func testAnalyzeHistory(t *testing.T, d store.Driver) {
+	a, ok := d.(store.HistoryAnalyzer)
+	if !ok {
+		t.Skipf("the %s store has no planner statistics to refresh", d.Dialect())
+	}
+	check(t, a.AnalyzeHistory(ctxT(t)))
+}

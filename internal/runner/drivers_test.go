@@ -1,5 +1,0 @@
-// The databases the tests open by URL.
-
-package runner
-
-import _ "github.com/voltro/voltro/internal/alldrivers" // the tests open SQL stores by URL

@@ -22,13 +22,20 @@ const retainedPairs = 3
 
 // RetainedResult holds the figures of the retained comparison.
 type RetainedResult struct {
-	N          int           // finished runs kept in the retained database
-	Seeded     int           // of which this run seeded
-	SeedTime   time.Duration // how long seeding took
-	Fresh      []float64     // workflows/s of each pair's fresh pass
-	Retained   []float64     // … and its retained pass
-	Ratio      float64       // median retained / median fresh
-	RetainedDB string        // redacted
+	N        int           // finished runs kept in the retained database
+	Seeded   int           // of which this run seeded
+	SeedTime time.Duration // how long seeding took
+	Fresh    []float64     // workflows/s of each pair's fresh pass
+	Retained []float64     // … and its retained pass
+	Ratio    float64       // median retained / median fresh
+	// The same with the retained database's sweeper deleting its old
+	// history during the pairs: rates, ratio, and runs it deleted in that
+	// time.
+	SweepFresh, Sweeping []float64
+	SweepRatio           float64
+	Swept                int
+	SweepTime            time.Duration
+	RetainedDB           string // redacted
 }
 
 // measureRetained alternates phase (b) between fresh (the benchmark's own
@@ -44,21 +51,12 @@ func measureRetained(ctx context.Context, cfg WorkflowsConfig, fresh *voltro.App
 		}
 	}
 	r.RetainedDB = redactURL(dbURL)
-	b, err := openBaseline(ctx, dbURL, overlay(cfg.Env, map[string]string{"POD_NAME": "bench-retained"}), cfg.Logger)
+	// The kept pairs: nothing deleted, whatever the environment says.
+	app, err := startRetained(ctx, cfg, dbURL, "0")
 	if err != nil {
 		return r, fmt.Errorf("retained database %s: %w", r.RetainedDB, err)
 	}
-	app := b.app
 	defer app.Close(context.WithoutCancel(ctx))
-	if err := app.Register(benchWorkflow); err != nil {
-		return r, err
-	}
-	if err := app.Start(ctx); err != nil {
-		return r, err
-	}
-	if err := waitOwned(ctx, app, 60*time.Second); err != nil {
-		return r, err
-	}
 	d, _, err := openStore(ctx, cfg.Env, dbURL)
 	if err != nil {
 		return r, fmt.Errorf("retained database %s: %w", r.RetainedDB, err)
@@ -79,20 +77,102 @@ func measureRetained(ctx context.Context, cfg WorkflowsConfig, fresh *voltro.App
 			return r, err
 		}
 	}
+	if err := pairs(ctx, cfg, fresh, app, &r.Fresh, &r.Retained); err != nil {
+		return r, err
+	}
+	r.Ratio = median(r.Retained) / median(r.Fresh)
+
+	// The sweeping pairs: the same database with the default retention
+	// (7 days), so its sweeper deletes the seeded history (8 to 38 days
+	// old) while the runs go on.
+	if err := app.Close(ctx); err != nil {
+		return r, err
+	}
+	if app, err = startRetained(ctx, cfg, dbURL, "7d"); err != nil {
+		return r, err
+	}
+	defer app.Close(context.WithoutCancel(ctx))
+	start, err := countCompleted(ctx, d)
+	if err != nil {
+		return r, err
+	}
+	// the sweeper's first pass comes a few seconds after boot: measure
+	// from its first deletions on
+	before := start
+	for deadline := time.Now().Add(30 * time.Second); before == start; {
+		if time.Now().After(deadline) {
+			return r, fmt.Errorf("the retained database's sweeper deleted nothing in 30 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+		if before, err = countCompleted(ctx, d); err != nil {
+			return r, err
+		}
+	}
+	t0 := time.Now()
+	if err := pairs(ctx, cfg, fresh, app, &r.SweepFresh, &r.Sweeping); err != nil {
+		return r, err
+	}
+	after, err := countCompleted(ctx, d)
+	if err != nil {
+		return r, err
+	}
+	// runs the pairs added stay (they are new); the rest were swept
+	r.Swept = before + retainedPairs*cfg.Concurrent - after
+	r.SweepTime = time.Since(t0)
+	r.SweepRatio = median(r.Sweeping) / median(r.SweepFresh)
+	return r, nil
+}
+
+// startRetained starts the benchmark's app on the retained database with
+// VOLTRO_RETENTION forced to retention.
+func startRetained(ctx context.Context, cfg WorkflowsConfig, dbURL, retention string) (*voltro.App, error) {
+	env := func(k string) string {
+		switch k {
+		case "VOLTRO_RETENTION":
+			return retention
+		case "POD_NAME":
+			return "bench-retained"
+		}
+		if cfg.Env != nil {
+			return cfg.Env(k)
+		}
+		return ""
+	}
+	b, err := openBaseline(ctx, dbURL, env, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	app := b.app
+	if err := app.Register(benchWorkflow); err != nil {
+		_ = app.Close(ctx)
+		return nil, err
+	}
+	if err := app.Start(ctx); err != nil {
+		_ = app.Close(ctx)
+		return nil, err
+	}
+	if err := waitOwned(ctx, app, 60*time.Second); err != nil {
+		_ = app.Close(ctx)
+		return nil, err
+	}
+	return app, nil
+}
+
+// pairs alternates phase (b) on fresh and on retained, retainedPairs times.
+func pairs(ctx context.Context, cfg WorkflowsConfig, fresh, retained *voltro.App, f, r *[]float64) error {
 	for i := 0; i < retainedPairs; i++ {
 		for _, x := range []struct {
 			app *voltro.App
 			out *[]float64
-		}{{fresh, &r.Fresh}, {app, &r.Retained}} {
+		}{{fresh, f}, {retained, r}} {
 			rate, _, err := concurrent(ctx, x.app, cfg.Concurrent)
 			if err != nil {
-				return r, err
+				return err
 			}
 			*x.out = append(*x.out, rate)
 		}
 	}
-	r.Ratio = median(r.Retained) / median(r.Fresh)
-	return r, nil
+	return nil
 }
 
 // seed adds n finished runs through the store's HistorySeeder.

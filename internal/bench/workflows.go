@@ -220,6 +220,13 @@ func (r WorkflowsResult) Print(w io.Writer) {
 			fmt.Fprintf(w, "       pair %d: fresh %.0f/s (%.2f × 8-conn commit), retained %.0f/s (%.2f ×)\n", i+1, x.Fresh[i], x.Fresh[i]/r.Commit8, x.Retained[i], x.Retained[i]/r.Commit8)
 		}
 		fmt.Fprintf(w, "       median retained / median fresh = %.2f\n", x.Ratio)
+		if len(x.Sweeping) > 0 {
+			fmt.Fprintf(w, "  (b'') the same while the retained database's sweeper (retention 7d) deleted %d old runs in %s:\n", x.Swept, x.SweepTime.Round(time.Second))
+			for i := range x.SweepFresh {
+				fmt.Fprintf(w, "       pair %d: fresh %.0f/s (%.2f × 8-conn commit), retained and sweeping %.0f/s (%.2f ×)\n", i+1, x.SweepFresh[i], x.SweepFresh[i]/r.Commit8, x.Sweeping[i], x.Sweeping[i]/r.Commit8)
+			}
+			fmt.Fprintf(w, "       median retained and sweeping / median fresh = %.2f\n", x.SweepRatio)
+		}
 	}
 	if r.Failover > 0 {
 		fmt.Fprintf(w, "  (c) SIGKILL mid-step → completed on a live instance: %s  (%s)\n", r.Failover.Round(time.Millisecond), r.FailoverNote)

@@ -6,9 +6,17 @@
 //
 // A minimal program:
 //
+//	import _ "github.com/voltro/voltro/driver/postgres" // one per database the program uses
+//
 //	app, err := voltro.New(ctx)            // DB_URL from the environment
 //	counter := voltro.NewEntity("counter", func(ctx context.Context, id string, n int) (int, error) { … })
 //	app.Register(counter)
 //	app.Start(ctx)
 //	total, err := counter.Request(ctx, app, "c1", 5)
+//
+// As with database/sql, the package links no database driver: a program
+// imports driver/postgres, driver/mysql (MariaDB and MySQL) or
+// driver/sqlite for the DB_URL it is given; memory: is built in. A DB_URL
+// whose driver is missing fails New with an invalid_config error naming the
+// import.
 package voltro

@@ -16,6 +16,7 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/testdb"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 type database struct {
@@ -56,7 +57,7 @@ func TestStallRegression(t *testing.T) {
 			}
 			p := startProc(t, "stall-a", map[string]string{"DB_URL": url, "E2E_REGISTER_AFTER": "4s", "E2E_HOST_OTHER": "1", "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": "1s"})
 			d := look(t, url)
-			waitFor(t, 30*time.Second, "the runner owns every shard", func() bool { return owners(t, d)[p.addr] == 300 })
+			testwait.For(t, 30*time.Second, "the runner owns every shard", func() bool { return owners(t, d)[p.addr] == 300 })
 			time.Sleep(time.Second)
 			if _, ok := p.find("REGISTERED "); ok {
 				t.Fatal("registered too early for the test to mean anything")
@@ -79,16 +80,16 @@ func TestStallRegression(t *testing.T) {
 			if code != 503 || !strings.Contains(body, "unhosted_type") || !strings.Contains(body, `e2e.work`) {
 				t.Fatalf("cluster health must be red naming the unhosted backlog: %d %s", code, body)
 			}
-			waitFor(t, 10*time.Second, "registration", func() bool { _, ok := p.find("REGISTERED "); return ok })
+			testwait.For(t, 10*time.Second, "registration", func() bool { _, ok := p.find("REGISTERED "); return ok })
 			reg, _ := p.find("REGISTERED ")
 			var regNs int64
 			fmt.Sscan(reg, &regNs)
-			waitFor(t, 10*time.Second, "backlog drained", func() bool { return countKind(p.events(), "END") == 30 })
+			testwait.For(t, 10*time.Second, "backlog drained", func() bool { return countKind(p.events(), "END") == 30 })
 			last := lastAt(p.events(), "START")
 			if took := last.Sub(time.Unix(0, regNs)); took > 2*time.Second {
 				t.Fatalf("the backlog started %s after registration; want within one poll interval", took)
 			}
-			waitFor(t, 10*time.Second, "cluster healthy again", func() bool {
+			testwait.For(t, 10*time.Second, "cluster healthy again", func() bool {
 				code, _ := get(t, "http://"+p.inspect+"/_voltro/health/cluster")
 				return code == 200
 			})
@@ -130,7 +131,7 @@ func failover(t *testing.T, urls []string, extra map[string]string, budget time.
 		ps = append(ps, startProc(t, fmt.Sprint("runner-", i), env))
 	}
 	d := look(t, urls[0])
-	waitFor(t, 40*time.Second, "shards spread over three runners", func() bool {
+	testwait.For(t, 40*time.Second, "shards spread over three runners", func() bool {
 		o := owners(t, d)
 		return o[ps[0].addr] == 100 && o[ps[1].addr] == 100 && o[ps[2].addr] == 100
 	})
@@ -142,10 +143,10 @@ func failover(t *testing.T, urls []string, extra map[string]string, budget time.
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 10*time.Second, "the victim runs every message", func() bool { return countKind(victim.events(), "START") == 20 })
+	testwait.For(t, 10*time.Second, "the victim runs every message", func() bool { return countKind(victim.events(), "START") == 20 })
 	killed := victim.kill()
 	survivors := ps[1:]
-	waitFor(t, budget+10*time.Second, "survivors finish every message", func() bool {
+	testwait.For(t, budget+10*time.Second, "survivors finish every message", func() bool {
 		n := 0
 		for _, p := range survivors {
 			n += countKind(p.events(), "END")
@@ -304,29 +305,29 @@ func TestPoolStarvation(t *testing.T) {
 	a := startProc(t, "pool-a", map[string]string{"DB_URL": url, "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": "1s", "E2E_WORK": "10ms", "E2E_HOG_POOL_AFTER": "6s", "E2E_HOG_FOR": "10s"})
 	b := startProc(t, "pool-b", env)
 	d := look(t, url)
-	waitFor(t, 6*time.Second, "shards spread", func() bool { o := owners(t, d); return o[a.addr] == 150 && o[b.addr] == 150 })
-	waitFor(t, 10*time.Second, "pool hogged", func() bool { _, ok := a.find("HOGGED "); return ok })
+	testwait.For(t, 6*time.Second, "shards spread", func() bool { o := owners(t, d); return o[a.addr] == 150 && o[b.addr] == 150 })
+	testwait.For(t, 10*time.Second, "pool hogged", func() bool { _, ok := a.find("HOGGED "); return ok })
 	h, _ := a.find("HOGGED ")
 	var n int
 	var ns int64
 	fmt.Sscan(h, &n, &ns)
 	hogged := time.Unix(0, ns)
-	waitFor(t, 8*time.Second, "the starved runner releases its shards", func() bool { return owners(t, d)[a.addr] == 0 })
+	testwait.For(t, 8*time.Second, "the starved runner releases its shards", func() bool { return owners(t, d)[a.addr] == 0 })
 	released := time.Since(hogged)
 	t.Logf("shards released %s after the pool starved", released.Round(time.Millisecond))
 	if released > 3*time.Second+2*time.Second {
 		t.Fatalf("shards released %s after the pool starved; want about 3 probe intervals", released)
 	}
-	waitFor(t, 5*time.Second, "the survivor takes every shard", func() bool { return owners(t, d)[b.addr] == 300 })
+	testwait.For(t, 5*time.Second, "the survivor takes every shard", func() bool { return owners(t, d)[b.addr] == 300 })
 	code, body := get(t, "http://"+a.inspect+"/_voltro/health/ready")
 	if code != 503 || !(strings.Contains(body, `"pool"`) || strings.Contains(body, "database")) {
 		t.Fatalf("a starved runner must not be ready: %d %s", code, body)
 	}
-	waitFor(t, 15*time.Second, "pool released", func() bool { _, ok := a.find("UNHOGGED "); return ok })
+	testwait.For(t, 15*time.Second, "pool released", func() bool { _, ok := a.find("UNHOGGED "); return ok })
 	u, _ := a.find("UNHOGGED ")
 	fmt.Sscan(u, &ns)
 	unhogged := time.Unix(0, ns)
-	waitFor(t, 20*time.Second, "the runner rejoins", func() bool { return owners(t, d)[a.addr] > 0 })
+	testwait.For(t, 20*time.Second, "the runner rejoins", func() bool { return owners(t, d)[a.addr] > 0 })
 	if back := time.Since(unhogged); back < 2*time.Second {
 		t.Fatalf("rejoined %s after the pool recovered: a single good probe must not count as recovery", back)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/voltro/voltro/internal/demo"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/testdb"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 func frozenRunner(t *testing.T, urls []string, n int) {
@@ -36,7 +37,7 @@ func frozenRunner(t *testing.T, urls []string, n int) {
 	}
 	c := client(t, urls[0])
 	d := look(t, urls[0])
-	waitFor(t, 60*time.Second, "shards spread evenly", func() bool {
+	testwait.For(t, 60*time.Second, "shards spread evenly", func() bool {
 		o := owners(t, d)
 		for _, p := range ps {
 			if o[p.addr] != 300/n {
@@ -110,7 +111,7 @@ func frozenRunner(t *testing.T, urls []string, n int) {
 	}
 	resumed = true
 	wokeAt := time.Now()
-	waitFor(t, 20*time.Second, "the woken instance rejoins and owns shards again", func() bool { return owners(t, d)[victim.addr] > 0 })
+	testwait.For(t, 20*time.Second, "the woken instance rejoins and owns shards again", func() bool { return owners(t, d)[victim.addr] > 0 })
 	t.Logf("the woken instance owned shards again %s after SIGCONT", time.Since(wokeAt).Round(time.Millisecond))
 	for _, h := range handles {
 		j, err := ws.Journal(ctx, h.ID)
@@ -161,7 +162,7 @@ func TestRestartOnSameAddress(t *testing.T) {
 			b := startDemo(t, "pod-1", map[string]string{"DB_URL": url})
 			b.waitOutput(t, "voltro demo is running", 60*time.Second)
 			d := look(t, url)
-			waitFor(t, 60*time.Second, "shards split between the two", func() bool {
+			testwait.For(t, 60*time.Second, "shards split between the two", func() bool {
 				o := owners(t, d)
 				return o[a.addr] == 150 && o[b.addr] == 150
 			})
@@ -180,11 +181,11 @@ func TestRestartOnSameAddress(t *testing.T) {
 				}
 				// The survivor takes everything first (the harder case: it
 				// suspects the address and must hand shards back to it).
-				waitFor(t, 30*time.Second, "the survivor holds every shard", func() bool { return owners(t, d)[b.addr] == 300 })
+				testwait.For(t, 30*time.Second, "the survivor holds every shard", func() bool { return owners(t, d)[b.addr] == 300 })
 				before = epochs(t, d)
 				a = startDemo(t, "pod-0", map[string]string{"DB_URL": url, "VOLTRO_WORKFLOW_RUNNER_PORT": port})
 				boot := a.started
-				waitFor(t, 40*time.Second, "the restarted process holds its share", func() bool { return takenSince(t, d, a.addr, before) >= 150 })
+				testwait.For(t, 40*time.Second, "the restarted process holds its share", func() bool { return takenSince(t, d, a.addr, before) >= 150 })
 				held := time.Now()
 				// Judge the protocol from the new process's registration (its
 				// row's started_at): how long the process itself takes to

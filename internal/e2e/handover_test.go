@@ -14,6 +14,7 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/testdb"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 func storeFilter(typ string) store.MessageFilter { return store.MessageFilter{EntityType: typ} }
@@ -23,7 +24,7 @@ func TestHandoverUnderLoad(t *testing.T) {
 	env := map[string]string{"DB_URL": url, "E2E_WORK": "5ms", "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": "1s"}
 	base := startProc(t, "handover-base", env)
 	d := look(t, url)
-	waitFor(t, 30*time.Second, "the base runner owns every shard", func() bool { return owners(t, d)[base.addr] == 300 })
+	testwait.For(t, 30*time.Second, "the base runner owns every shard", func() bool { return owners(t, d)[base.addr] == 300 })
 	c := client(t, url)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -46,14 +47,14 @@ func TestHandoverUnderLoad(t *testing.T) {
 	for round := 0; round < 4; round++ {
 		j := startProc(t, fmt.Sprint("handover-join-", round), env)
 		all = append(all, j)
-		waitFor(t, 30*time.Second, "the joiner takes shards", func() bool { return owners(t, d)[j.addr] > 0 })
+		testwait.For(t, 30*time.Second, "the joiner takes shards", func() bool { return owners(t, d)[j.addr] > 0 })
 		time.Sleep(time.Second)
 		j.term() // graceful leave: handlers finish, shards released
 		time.Sleep(500 * time.Millisecond)
 	}
 	cancel()
 	n := <-sentc
-	waitFor(t, 30*time.Second, "every message delivered", func() bool {
+	testwait.For(t, 30*time.Second, "every message delivered", func() bool {
 		ended := map[int64]bool{}
 		for _, p := range all {
 			for _, e := range p.events() {

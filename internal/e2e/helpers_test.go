@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/voltro/voltro"
 	"github.com/voltro/voltro/internal/config"
@@ -58,17 +57,6 @@ func look(t *testing.T, dbURL string) store.Driver {
 	}
 	t.Cleanup(func() { d.Close() })
 	return d
-}
-
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
 }
 
 // owners maps runner address -> number of shards it holds in the ledger.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 func TestStartInputSchema(t *testing.T) {
@@ -27,7 +28,7 @@ func startInputSchema(t *testing.T, url string) {
 	p.waitOutput(t, "voltro demo is running", 60*time.Second)
 	d := look(t, url)
 	ws := d.(store.WorkflowStore)
-	waitFor(t, 30*time.Second, "the runner row publishes demo.chain's input schema", func() bool {
+	testwait.For(t, 30*time.Second, "the runner row publishes demo.chain's input schema", func() bool {
 		rs, err := d.ListRunners(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +73,7 @@ func startInputSchema(t *testing.T, url string) {
 		t.Fatalf("forced start: exit %d %q %q", code, out, errOut)
 	}
 	id := strings.TrimSpace(out)
-	waitFor(t, 30*time.Second, "the forced run fails to decode its input", func() bool {
+	testwait.For(t, 30*time.Second, "the forced run fails to decode its input", func() bool {
 		x, err := ws.GetExecution(ctx, id)
 		if err != nil {
 			t.Fatal(err)

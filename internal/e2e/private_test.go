@@ -15,6 +15,7 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/testdb"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 func TestSingleProcessRunnerStorage(t *testing.T) {
@@ -64,7 +65,7 @@ func TestSingleProcessRunnerStorage(t *testing.T) {
 		x, err := ws.GetExecution(ctx, id)
 		return err == nil && x.Status == store.ExecCompleted
 	}
-	waitFor(t, 60*time.Second, "every run completes", func() bool {
+	testwait.For(t, 60*time.Second, "every run completes", func() bool {
 		for _, id := range append(append([]string(nil), runsA...), runsB...) {
 			if !done(id) {
 				return false

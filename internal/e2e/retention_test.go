@@ -21,6 +21,7 @@ import (
 
 	"github.com/voltro/voltro"
 	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 var (
@@ -180,7 +181,7 @@ func retentionAcrossInstances(t *testing.T, dialect, url string) {
 		t.Fatal("the store has no SQL handle")
 	}
 	r := retDB{db: sq.DB(), d: d, dialect: dialect}
-	waitFor(t, 60*time.Second, "shards spread over the three runners", func() bool {
+	testwait.For(t, 60*time.Second, "shards spread over the three runners", func() bool {
 		o := owners(t, d)
 		return o[ps[0].addr] == 100 && o[ps[1].addr] == 100 && o[ps[2].addr] == 100
 	})
@@ -219,7 +220,7 @@ func retentionAcrossInstances(t *testing.T, dialect, url string) {
 		add("waiter-with-timer", retWaiter, -45) // its timer fires after the run is gone
 		add("parent", retParent, 200+i)
 	}
-	waitFor(t, 60*time.Second, "every long run suspended", func() bool {
+	testwait.For(t, 60*time.Second, "every long run suspended", func() bool {
 		return r.count(t, `SELECT count(*) FROM voltro_workflow_executions WHERE status = 'suspended'`) == len(live)
 	})
 	children := map[string]string{} // parent -> child
@@ -228,7 +229,7 @@ func retentionAcrossInstances(t *testing.T, dialect, url string) {
 			children[l.id] = l.id + "/0"
 		}
 	}
-	waitFor(t, 30*time.Second, "every parent's child finished", func() bool {
+	testwait.For(t, 30*time.Second, "every parent's child finished", func() bool {
 		for _, ch := range children {
 			if r.count(t, `SELECT count(*) FROM voltro_workflow_executions WHERE id = ? AND status = 'completed'`, ch) != 1 {
 				return false
@@ -353,7 +354,7 @@ func retentionAcrossInstances(t *testing.T, dialect, url string) {
 	}
 
 	// and then they go too, children with their parents
-	waitFor(t, 2*(keep+slack), "the completed long runs and their children to go", func() bool {
+	testwait.For(t, 2*(keep+slack), "the completed long runs and their children to go", func() bool {
 		for _, l := range live {
 			if len(r.rowsOf(t, l.id)) > 0 {
 				return false
@@ -368,7 +369,7 @@ func retentionAcrossInstances(t *testing.T, dialect, url string) {
 	})
 	// The waiters' timers fired after their runs were gone: delivered to
 	// no run, they are done with, not retried into dead letters.
-	waitFor(t, 30*time.Second, "the orphaned timers to be delivered", func() bool {
+	testwait.For(t, 30*time.Second, "the orphaned timers to be delivered", func() bool {
 		return r.count(t, `SELECT count(*) FROM voltro_messages WHERE state IN ('pending', 'claimed')`) == 0
 	})
 	if n := r.count(t, `SELECT count(*) FROM voltro_messages WHERE state = 'dead'`); n != 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/testdb"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 // An attacker on loopback forges a workflow timer to a runner process on
@@ -48,7 +49,7 @@ func TestForgedTimerLeavesSleepingRunSuspended(t *testing.T) {
 		_ = db.QueryRowContext(ctx, `SELECT status, shard FROM voltro_workflow_executions WHERE id = $1`, h.ID).Scan(&st, &shard)
 		return st, shard
 	}
-	waitFor(t, 20*time.Second, "the nap suspended", func() bool { st, _ := status(); return st == "suspended" })
+	testwait.For(t, 20*time.Second, "the nap suspended", func() bool { st, _ := status(); return st == "suspended" })
 	_, shard := status()
 	var stored string
 	if err := db.QueryRowContext(ctx, `SELECT secret FROM voltro_cluster_secret`).Scan(&stored); err != nil || len(stored) != 64 {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/sharding"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 func ticks(ps []*proc) map[int64][]string {
@@ -43,7 +44,7 @@ func scheduleClusterFailover(t *testing.T, url string) {
 		}))
 	}
 	d := look(t, url)
-	waitFor(t, 60*time.Second, "shards spread over four", func() bool {
+	testwait.For(t, 60*time.Second, "shards spread over four", func() bool {
 		o := owners(t, d)
 		return o[ps[0].addr] == 75 && o[ps[1].addr] == 75 && o[ps[2].addr] == 75 && o[ps[3].addr] == 75
 	})

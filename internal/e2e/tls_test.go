@@ -13,6 +13,7 @@ import (
 	"github.com/voltro/voltro"
 	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/testdb"
+	"github.com/voltro/voltro/internal/testwait"
 	"github.com/voltro/voltro/internal/tlstest"
 )
 
@@ -49,7 +50,7 @@ func TestMessagesCrossProcessesOverMutualTLS(t *testing.T) {
 	t.Cleanup(func() { _ = app.Close(context.Background()) })
 
 	d := look(t, url)
-	waitFor(t, 30*time.Second, "the runner owns every shard", func() bool { return owners(t, d)[p.addr] == 300 })
+	testwait.For(t, 30*time.Second, "the runner owns every shard", func() bool { return owners(t, d)[p.addr] == 300 })
 	ids := entitiesOwnedBy(t, d, p.addr, 3)
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -72,7 +73,7 @@ func TestMessagesCrossProcessesOverMutualTLS(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "speaks TLS") {
 		t.Fatalf("a plain call to the mutual TLS runner: %v", err)
 	}
-	waitFor(t, 10*time.Second, "the refusal in the runner's log", func() bool {
+	testwait.For(t, 10*time.Second, "the refusal in the runner's log", func() bool {
 		for _, rec := range p.logRecords() {
 			if rec["msg"] == "runner rpc: refused a TLS handshake" && strings.HasPrefix(fmt.Sprint(rec["reason"]), "not TLS") && rec["level"] == "WARN" {
 				return true

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 // cli runs the voltro binary with env and returns its exit code and output.
@@ -59,14 +60,14 @@ func unknownWorkflowTypo(t *testing.T, url string) {
 		p.waitOutput(t, "voltro demo is running", 60*time.Second)
 	}
 	d := look(t, url)
-	waitFor(t, 30*time.Second, "both instances own shards", func() bool {
+	testwait.For(t, 30*time.Second, "both instances own shards", func() bool {
 		o := owners(t, d)
 		return len(o) == 2
 	})
 	ready := func(addr string) (int, string) { return get(t, "http://"+addr+"/_voltro/health/ready") }
 	cluster := func(addr string) (int, string) { return get(t, "http://"+addr+"/_voltro/health/cluster") }
 	for _, a := range inspect {
-		waitFor(t, 20*time.Second, "ready and a healthy cluster", func() bool {
+		testwait.For(t, 20*time.Second, "ready and a healthy cluster", func() bool {
 			c1, _ := ready(a)
 			c2, _ := cluster(a)
 			return c1 == 200 && c2 == 200
@@ -99,7 +100,7 @@ func unknownWorkflowTypo(t *testing.T, url string) {
 	// Every instance stays ready, past the stall threshold; each one's
 	// cluster health names the backlog.
 	for _, a := range inspect {
-		waitFor(t, 10*time.Second, "cluster health names the typo", func() bool {
+		testwait.For(t, 10*time.Second, "cluster health names the typo", func() bool {
 			code, body := cluster(a)
 			return code == 503 && strings.Contains(body, `"entityType": "workflow/nosuch"`) && strings.Contains(body, `"messages": 2`)
 		})
@@ -172,7 +173,7 @@ func unknownWorkflowTypo(t *testing.T, url string) {
 		t.Fatalf("dead letters of workflow/nosuch: %+v %v", dead, err)
 	}
 	for _, a := range inspect {
-		waitFor(t, 10*time.Second, "a healthy cluster once cleared", func() bool { code, _ := cluster(a); return code == 200 })
+		testwait.For(t, 10*time.Second, "a healthy cluster once cleared", func() bool { code, _ := cluster(a); return code == 200 })
 		if code, body := ready(a); code != 200 {
 			t.Fatalf("%s not ready: %s", a, body)
 		}

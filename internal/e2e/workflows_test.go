@@ -24,6 +24,7 @@ import (
 	"github.com/voltro/voltro/internal/demo"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/testdb"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 var (
@@ -161,7 +162,7 @@ func crossInstanceResume(t *testing.T, urls []string, budget time.Duration) {
 	}
 	c := client(t, urls[0])
 	d := look(t, urls[0])
-	waitFor(t, 60*time.Second, "shards spread over three demos", func() bool {
+	testwait.For(t, 60*time.Second, "shards spread over three demos", func() bool {
 		o := owners(t, d)
 		return o[ps[0].addr] == 100 && o[ps[1].addr] == 100 && o[ps[2].addr] == 100
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 // Readiness is about this instance: a backlog for a type no instance
@@ -28,7 +29,7 @@ func TestUnhostedBacklogIsAClusterCondition(t *testing.T) {
 		e.Register("echo", echo, EntityOptions{})
 		es = append(es, e)
 	}
-	waitFor(t, 10*time.Second, "shards split", func() bool {
+	testwait.For(t, 10*time.Second, "shards split", func() bool {
 		return len(es[0].Runner().Held())+len(es[1].Runner().Held()) == 30 && len(es[0].Runner().Held()) > 0 && len(es[1].Runner().Held()) > 0
 	})
 	if _, err := es[0].Send(ctx, Message{EntityType: "workflow/nosuch", EntityID: "x", Payload: []byte("{}")}); err != nil {
@@ -48,7 +49,7 @@ func TestUnhostedBacklogIsAClusterCondition(t *testing.T) {
 		return resp.StatusCode, string(b)
 	}
 	for _, e := range es {
-		waitFor(t, 3*time.Second, "the unhosted backlog seen", func() bool {
+		testwait.For(t, 3*time.Second, "the unhosted backlog seen", func() bool {
 			_, body := call(e, "GET", inspect.PathClusterHealth, "tok")
 			return strings.Contains(body, `"workflow/nosuch"`)
 		})
@@ -80,7 +81,7 @@ func TestUnhostedBacklogIsAClusterCondition(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("dead-letter: %d %v", n, err)
 	}
-	waitFor(t, 10*time.Second, "cluster healthy once the backlog is dead", func() bool {
+	testwait.For(t, 10*time.Second, "cluster healthy once the backlog is dead", func() bool {
 		code, _ := call(es[1], "GET", inspect.PathClusterHealth, "tok")
 		return code == 200
 	})

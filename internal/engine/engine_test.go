@@ -21,6 +21,7 @@ import (
 	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 func freePort(t *testing.T) int {
@@ -71,17 +72,6 @@ func echo(ctx context.Context, m store.Message) ([]byte, error) {
 	return append([]byte("echo:"), m.Payload...), nil
 }
 
-func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func ownsAll(es ...*Engine) func() bool {
 	return func() bool {
 		n := 0
@@ -108,7 +98,7 @@ func TestRequestReplyDedupeAndErrors(t *testing.T) {
 		calls.Add(1)
 		return echo(ctx, m)
 	}, EntityOptions{}))
-	waitFor(t, 5*time.Second, "shards", ownsAll(e))
+	testwait.For(t, 5*time.Second, "shards", ownsAll(e))
 
 	r, err := e.Request(ctx, Message{EntityType: "echo", EntityID: "1", Payload: []byte("hi"), DedupeKey: "k"})
 	check(err)
@@ -160,7 +150,7 @@ func TestRequestReplyDedupeAndErrors(t *testing.T) {
 	// replaying the dead letter runs it again
 	check(d.ReplayDead(ctx, dead[0].ID))
 	e.Deliverer().Wake()
-	waitFor(t, 5*time.Second, "replayed message dead again", func() bool { return panics.Load() == 6 })
+	testwait.For(t, 5*time.Second, "replayed message dead again", func() bool { return panics.Load() == 6 })
 
 	// delayed delivery
 	start := time.Now()
@@ -200,7 +190,7 @@ func TestPerEntityOrderAndNoHeadOfLineBlocking(t *testing.T) {
 		mu.Unlock()
 		return nil, nil
 	}, EntityOptions{})
-	waitFor(t, 5*time.Second, "shards", ownsAll(e))
+	testwait.For(t, 5*time.Second, "shards", ownsAll(e))
 	if _, err := e.Send(ctx, Message{EntityType: "ord", EntityID: "stuck", Payload: []byte("s")}); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +201,7 @@ func TestPerEntityOrderAndNoHeadOfLineBlocking(t *testing.T) {
 			}
 		}
 	}
-	waitFor(t, 5*time.Second, "other entities drained past a stuck one", func() bool {
+	testwait.For(t, 5*time.Second, "other entities drained past a stuck one", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(seen["a"]) == 50 && len(seen["b"]) == 50 && len(seen["c"]) == 50
@@ -245,7 +235,7 @@ func TestLateRegistrationStallRegression(t *testing.T) {
 	}
 	e := startEngine(t, d, cfg)
 	e.Register("early", echo, EntityOptions{})
-	waitFor(t, 5*time.Second, "shards", ownsAll(e))
+	testwait.For(t, 5*time.Second, "shards", ownsAll(e))
 	time.Sleep(5 * cfg.PollInterval)
 	msgs, _ := d.ListMessages(ctx, store.MessageFilter{EntityType: "late"})
 	for _, m := range msgs {
@@ -265,8 +255,8 @@ func TestLateRegistrationStallRegression(t *testing.T) {
 	}
 	var got atomic.Int64
 	e.Register("late", func(context.Context, store.Message) ([]byte, error) { got.Add(1); return nil, nil }, EntityOptions{})
-	waitFor(t, cfg.PollInterval+time.Second, "backlog consumed after registration", func() bool { return got.Load() == 20 })
-	waitFor(t, 3*time.Second, "cluster healthy again", func() bool {
+	testwait.For(t, cfg.PollInterval+time.Second, "backlog consumed after registration", func() bool { return got.Load() == 20 })
+	testwait.For(t, 3*time.Second, "cluster healthy again", func() bool {
 		e.mu.Lock()
 		e.drain = drainCache{}
 		e.mu.Unlock()
@@ -300,7 +290,7 @@ func TestFailoverAfterCrash(t *testing.T) {
 		e.Register("w", h, EntityOptions{})
 		es = append(es, e)
 	}
-	waitFor(t, 10*time.Second, "shards spread over three", func() bool {
+	testwait.For(t, 10*time.Second, "shards spread over three", func() bool {
 		for _, e := range es {
 			if len(e.Runner().Held()) != 10 {
 				return false
@@ -320,7 +310,7 @@ func TestFailoverAfterCrash(t *testing.T) {
 		}
 		ids = append(ids, s.ID)
 	}
-	waitFor(t, 5*time.Second, "survivors deliver everything", func() bool {
+	testwait.For(t, 5*time.Second, "survivors deliver everything", func() bool {
 		for _, id := range ids {
 			if _, ok := delivered.Load(id); !ok {
 				return false
@@ -331,7 +321,7 @@ func TestFailoverAfterCrash(t *testing.T) {
 	if took := time.Since(killed); took > 2*time.Second {
 		t.Fatalf("failover took %v", took)
 	}
-	waitFor(t, 5*time.Second, "survivors own every shard", ownsAll(es[1], es[2]))
+	testwait.For(t, 5*time.Second, "survivors own every shard", ownsAll(es[1], es[2]))
 }
 
 func TestHandoverUnderLoad(t *testing.T) {
@@ -399,7 +389,7 @@ func TestHandoverUnderLoad(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	waitFor(t, 10*time.Second, "every message delivered", func() bool {
+	testwait.For(t, 10*time.Second, "every message delivered", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		sentMu.Lock()
@@ -423,7 +413,7 @@ func TestInspectAndHealthEndpoints(t *testing.T) {
 	cfg.InspectToken = "tok"
 	e := startEngine(t, d, cfg)
 	e.Register("echo", echo, EntityOptions{})
-	waitFor(t, 5*time.Second, "shards", ownsAll(e))
+	testwait.For(t, 5*time.Second, "shards", ownsAll(e))
 	base := "http://" + e.InspectAddr()
 	get := func(method, path, token string) int {
 		req, _ := http.NewRequest(method, base+path, nil)
@@ -460,7 +450,7 @@ func TestClientOnlyOwnsNoShards(t *testing.T) {
 	worker := startEngine(t, d, clusterConfig(t, "worker"))
 	worker.Register("echo", echo, EntityOptions{})
 	client := startEngine(t, d, clusterConfig(t, "client"))
-	waitFor(t, 5*time.Second, "worker owns all", ownsAll(worker))
+	testwait.For(t, 5*time.Second, "worker owns all", ownsAll(worker))
 	time.Sleep(500 * time.Millisecond)
 	if n := len(client.Runner().Held()); n != 0 {
 		t.Fatalf("a runner hosting no entity type took %d shards", n)

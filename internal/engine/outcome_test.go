@@ -9,6 +9,7 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 // failingComplete fails the first completion of one entity type, as a
@@ -51,7 +52,7 @@ func TestFailedOutcomeWriteIsRedeliveredPromptly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer close(release)
-	waitFor(t, 5*time.Second, "shards", ownsAll(e))
+	testwait.For(t, 5*time.Second, "shards", ownsAll(e))
 	ctx := context.Background()
 	if _, err := e.Send(ctx, Message{EntityType: "slow", EntityID: "s"}); err != nil {
 		t.Fatal(err)

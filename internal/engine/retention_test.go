@@ -8,6 +8,7 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 // Three instances on one store: only the holder of the retention shard
@@ -58,9 +59,9 @@ func TestRetentionSweepsOnOneInstanceAtATime(t *testing.T) {
 		return len(ms)
 	}
 	processed(5)
-	waitFor(t, 15*time.Second, "the processed messages to be swept", func() bool { return left() == 0 })
+	testwait.For(t, 15*time.Second, "the processed messages to be swept", func() bool { return left() == 0 })
 	var sweeper *Engine
-	waitFor(t, 10*time.Second, "one sweeping instance, the holder of the retention shard, done with a pass", func() bool {
+	testwait.For(t, 10*time.Second, "one sweeping instance, the holder of the retention shard, done with a pass", func() bool {
 		s, h := sweeping(es), holder(es)
 		if h == nil || len(s) != 1 || s[0] != h.Address() || h.Retention().Stats().Passes == 0 {
 			return false
@@ -93,7 +94,7 @@ func TestRetentionSweepsOnOneInstanceAtATime(t *testing.T) {
 	}
 	es = live
 	processed(3)
-	waitFor(t, 20*time.Second, "the next holder to sweep", func() bool {
+	testwait.For(t, 20*time.Second, "the next holder to sweep", func() bool {
 		s, h := sweeping(live), holder(live)
 		return h != nil && len(s) == 1 && s[0] == h.Address() && left() == 0
 	})

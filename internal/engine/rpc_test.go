@@ -11,6 +11,7 @@ import (
 	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 // An attacker on loopback calls a runner's port directly: forged calls
@@ -35,7 +36,7 @@ func TestRunnerPortRefusesForgedAndMisdirectedCalls(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 10*time.Second, "the shards shared out", func() bool {
+	testwait.For(t, 10*time.Second, "the shards shared out", func() bool {
 		return ownsAll(a, b)() && len(a.Runner().Held()) > 0 && len(b.Runner().Held()) > 0
 	})
 	if a.secrets[0] != b.secrets[0] || len(a.secrets[0]) != 64 {

@@ -15,6 +15,7 @@ import (
 	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
+	"github.com/voltro/voltro/internal/testwait"
 	"github.com/voltro/voltro/internal/tlstest"
 )
 
@@ -104,7 +105,7 @@ func TestMessagesCrossRunnersOverMutualTLS(t *testing.T) {
 		es, logs = append(es, e), append(logs, l)
 	}
 	a, b := es[0], es[1]
-	waitFor(t, 10*time.Second, "the shards shared out", func() bool {
+	testwait.For(t, 10*time.Second, "the shards shared out", func() bool {
 		return ownsAll(a, b)() && len(a.Runner().Held()) > 0 && len(b.Runner().Held()) > 0
 	})
 	id := entityOn(t, a, "echo")
@@ -139,7 +140,7 @@ func TestMessagesCrossRunnersOverMutualTLS(t *testing.T) {
 	if _, err := rpc.NewClientWith(rpc.ClientOptions{Secret: a.secrets[0], From: "attacker:1", TLS: stranger, Logger: quiet()}).Volatile(ctx, a.Address(), req); err == nil {
 		t.Fatal("a certificate of another CA was accepted")
 	}
-	waitFor(t, 5*time.Second, "the refusals counted and logged", func() bool {
+	testwait.For(t, 5*time.Second, "the refusals counted and logged", func() bool {
 		return a.RPCRefused() == 2 && logs[0].has("refused a TLS handshake")
 	})
 }
@@ -163,7 +164,7 @@ func TestTLSMismatchLosesNoStoredMessage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, 10*time.Second, "the shards shared out", func() bool {
+	testwait.For(t, 10*time.Second, "the shards shared out", func() bool {
 		return ownsAll(a, c)() && len(a.Runner().Held()) > 0 && len(c.Runner().Held()) > 0
 	})
 	id := entityOn(t, a, "echo")
@@ -177,7 +178,7 @@ func TestTLSMismatchLosesNoStoredMessage(t *testing.T) {
 	if !errors.Is(err, errs.ErrUnavailable) || !strings.Contains(err.Error(), "speaks TLS") {
 		t.Fatalf("a volatile message to a TLS runner from a plain one: %v", err)
 	}
-	waitFor(t, 5*time.Second, "both sides said why", func() bool {
+	testwait.For(t, 5*time.Second, "both sides said why", func() bool {
 		return logC.has("has no VOLTRO_RUNNER_TLS_CERT") && // c's wake-up and volatile to a
 			logA.has("does not speak TLS") && // a's reply push to c
 			logA.has("not TLS") // a refused c's plain calls

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/testwait"
 	"github.com/voltro/voltro/internal/tlstest"
 )
 
@@ -49,17 +50,6 @@ func (l *logBuf) warns(substr string) []string {
 		}
 	}
 	return out
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // tlsServer serves h over TLS on loopback, as the engine does (the
@@ -191,7 +181,7 @@ func TestMutualTLSRefusesUncertifiedClients(t *testing.T) {
 		if !errors.Is(err, errs.ErrUnauthenticated) || !strings.Contains(err.Error(), "refused the TLS handshake") {
 			t.Errorf("%s: the caller's error does not say the handshake was refused: %v", name, err)
 		}
-		eventually(t, name+" logged", func() bool { return len(logs.warns(tc.reason)) == 1 })
+		testwait.For(t, 5*time.Second, name+" logged", func() bool { return len(logs.warns(tc.reason)) == 1 })
 		if refused.Load() != before+1 {
 			t.Errorf("%s: refusals counted %d, want %d", name, refused.Load(), before+1)
 		}
@@ -232,7 +222,7 @@ func TestPlaintextCallToTLSPortRefused(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), PlaintextRefusal) {
 		t.Fatalf("plain HTTP to the TLS port: %d %s", resp.StatusCode, body)
 	}
-	eventually(t, "both refusals logged", func() bool { return len(logs.warns("not TLS")) == 2 })
+	testwait.For(t, 5*time.Second, "both refusals logged", func() bool { return len(logs.warns("not TLS")) == 2 })
 	if rec.calls() != 0 {
 		t.Fatal("a plain call was executed")
 	}
@@ -309,7 +299,7 @@ func TestHandshakeRefusalsAreAggregated(t *testing.T) {
 		}
 		c.Close()
 	}
-	eventually(t, "the summary line", func() bool { return len(logs.warns("more TLS handshakes")) == 1 })
+	testwait.For(t, 5*time.Second, "the summary line", func() bool { return len(logs.warns("more TLS handshakes")) == 1 })
 	one, sum := logs.warns("refused a TLS handshake"), logs.warns("more TLS handshakes")
 	if len(one) != handshakeLogBurst || !strings.Contains(sum[0], "count=55") {
 		t.Fatalf("want %d single lines and a count of the other %d:\n%s\n%s", handshakeLogBurst, n-handshakeLogBurst, strings.Join(one, "\n"), sum[0])
@@ -323,7 +313,7 @@ func TestHandshakeRefusalsAreAggregated(t *testing.T) {
 	if resp, err := http.Post("http://"+addr+PathPing, "application/json", nil); err == nil {
 		resp.Body.Close()
 	}
-	eventually(t, "a refusal in a new window", func() bool { return len(logs.warns("refused a TLS handshake")) == handshakeLogBurst+1 })
+	testwait.For(t, 5*time.Second, "a refusal in a new window", func() bool { return len(logs.warns("refused a TLS handshake")) == handshakeLogBurst+1 })
 }
 
 // The files are read again when they change: a renewed certificate is

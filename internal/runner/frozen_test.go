@@ -23,6 +23,7 @@ import (
 	"github.com/voltro/voltro/internal/store/mysql"
 	"github.com/voltro/voltro/internal/store/postgres"
 	"github.com/voltro/voltro/internal/testdb"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 // freezeGhost registers addr, takes every shard with its advisory locker
@@ -51,7 +52,7 @@ func TestFrozenPeerIsFencedThroughTheDatabase(t *testing.T) {
 			hb := 300 * time.Millisecond
 			frozenAt := time.Now()
 			r := startRunnerLogging(t, d, store.LockAdvisory, "live:1", hb, &logs)
-			waitUntil(t, r.expiry()+5*time.Second, "the live runner holds every shard", func() bool { return len(r.Held()) == testShards })
+			testwait.For(t, r.expiry()+5*time.Second, "the live runner holds every shard", func() bool { return len(r.Held()) == testShards })
 			took := time.Since(frozenAt)
 			if !strings.Contains(logs.String(), "ended its session") {
 				t.Fatalf("the shards moved without the frozen session being ended; log:\n%s", logs.String())
@@ -163,7 +164,7 @@ func TestFenceRefusedIsReported(t *testing.T) {
 			freezeGhost(t, as("voltro_fence_b"), "frozen:1")
 			var logs logLines
 			r := startRunnerLogging(t, as("voltro_fence_a"), store.LockAdvisory, "live:1", 200*time.Millisecond, &logs)
-			waitUntil(t, r.expiry()+5*time.Second, "the refusal in the status", func() bool { return len(r.Status().FenceErrors) > 0 })
+			testwait.For(t, r.expiry()+5*time.Second, "the refusal in the status", func() bool { return len(r.Status().FenceErrors) > 0 })
 			why := r.Status().FenceErrors["frozen:1"]
 			if !strings.Contains(why, c.grant) || !strings.Contains(logs.String(), "could not be ended") {
 				t.Fatalf("the refusal must name the fix (%s): %q; log:\n%s", c.grant, why, logs.String())
@@ -184,9 +185,9 @@ func TestSecondLiveProcessOnAnAddressIsRefused(t *testing.T) {
 				d := open(t)
 				hb := 300 * time.Millisecond
 				first := startRunner(t, d, mode, "same:1", hb)
-				waitUntil(t, 10*time.Second, "the first process holds every shard", func() bool { return len(first.Held()) == testShards })
+				testwait.For(t, 10*time.Second, "the first process holds every shard", func() bool { return len(first.Held()) == testShards })
 				second := startRunner(t, d, mode, "same:1", hb)
-				waitUntil(t, 5*time.Second, "the second process says why it is out", func() bool { return second.Status().Refused != "" })
+				testwait.For(t, 5*time.Second, "the second process says why it is out", func() bool { return second.Status().Refused != "" })
 				deadline := time.Now().Add(2*hb + 4*second.opts.Tick)
 				for time.Now().Before(deadline) {
 					if n := len(second.Held()); n != 0 {
@@ -199,7 +200,7 @@ func TestSecondLiveProcessOnAnAddressIsRefused(t *testing.T) {
 				}
 				first.Abandon() // killed
 				died := time.Now()
-				waitUntil(t, 3*first.expiry()+5*time.Second, "the second process takes over", func() bool { return len(second.Held()) == testShards })
+				testwait.For(t, 3*first.expiry()+5*time.Second, "the second process takes over", func() bool { return len(second.Held()) == testShards })
 				t.Logf("%s: the duplicate took over %s after the first died (refused meanwhile: %q)", mode, time.Since(died).Round(time.Millisecond), second.Status().Refused)
 			})
 		}
@@ -216,7 +217,7 @@ func TestDeadSuspectGetsNoShardsBack(t *testing.T) {
 			_ = registerGhost(t, d, "ghost:1").Close()
 			hb := 200 * time.Millisecond
 			r := startRunner(t, d, store.LockAdvisory, "real:1", hb)
-			waitUntil(t, 10*time.Second, "the real runner holds every shard", func() bool { return len(r.Held()) == testShards })
+			testwait.For(t, 10*time.Second, "the real runner holds every shard", func() bool { return len(r.Held()) == testShards })
 			until := time.Now().Add(3*r.expiry() + time.Second)
 			for time.Now().Before(until) {
 				if n := len(r.Held()); n != testShards {
@@ -237,7 +238,7 @@ func TestLongSilentRunnerRowsArePruned(t *testing.T) {
 			_ = registerGhost(t, d, "gone:1").Close()
 			hb := 50 * time.Millisecond
 			r := startRunner(t, d, store.LockAdvisory, "real:1", hb)
-			waitUntil(t, r.pruneAfter()+5*time.Second, "the silent row is pruned", func() bool {
+			testwait.For(t, r.pruneAfter()+5*time.Second, "the silent row is pruned", func() bool {
 				rs, err := d.ListRunners(ctx)
 				if err != nil {
 					t.Fatal(err)
@@ -266,13 +267,13 @@ func TestSupersededProcessStepsOut(t *testing.T) {
 			t.Run(name+"/"+string(mode), func(t *testing.T) {
 				d := open(t)
 				old := startRunner(t, d, mode, "same:1", 200*time.Millisecond)
-				waitUntil(t, 10*time.Second, "the old process holds every shard", func() bool { return len(old.Held()) == testShards })
+				testwait.For(t, 10*time.Second, "the old process holds every shard", func() bool { return len(old.Held()) == testShards })
 				time.Sleep(300 * time.Millisecond) // a listing after its registration
 				// What a newer process's registration leaves in the row.
 				if err := d.RegisterRunner(context.Background(), store.Runner{Address: "same:1", ReplicaID: "newer", Groups: []string{"default"}, EntityTypes: []string{"test.entity"}, Healthy: true}); err != nil {
 					t.Fatal(err)
 				}
-				waitUntil(t, 5*time.Second, "the old process steps out", func() bool {
+				testwait.For(t, 5*time.Second, "the old process steps out", func() bool {
 					st := old.Status()
 					return len(st.Held) == 0 && strings.Contains(st.Refused, "newer process")
 				})

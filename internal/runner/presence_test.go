@@ -17,6 +17,7 @@ import (
 	"github.com/voltro/voltro/internal/store/mysql"
 	"github.com/voltro/voltro/internal/store/postgres"
 	"github.com/voltro/voltro/internal/testdb"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 func presenceStores(t *testing.T) map[string]func(t *testing.T) store.Driver {
@@ -96,7 +97,7 @@ func TestDeadPeerWithoutShardsIsFoundByPresence(t *testing.T) {
 			var logs logLines
 			started := time.Now()
 			r := startRunnerLogging(t, d, store.LockAdvisory, "real:1", time.Minute, &logs)
-			waitUntil(t, 20*time.Second, "the real runner holds every shard", func() bool { return len(r.Held()) == testShards })
+			testwait.For(t, 20*time.Second, "the real runner holds every shard", func() bool { return len(r.Held()) == testShards })
 			took := time.Since(started)
 			if !strings.Contains(logs.String(), "lock session is gone") {
 				t.Fatalf("the shards were not taken on the presence probe's word; log:\n%s", logs.String())
@@ -118,7 +119,7 @@ func TestLivePeerIsNotSuspectedByPresence(t *testing.T) {
 			registerGhost(t, d, "wedged:1") // its locker stays open
 			var logs logLines
 			r := startRunnerLogging(t, d, store.LockAdvisory, "real:1", time.Minute, &logs)
-			waitUntil(t, 20*time.Second, "the real runner holds every shard", func() bool { return len(r.Held()) == testShards })
+			testwait.For(t, 20*time.Second, "the real runner holds every shard", func() bool { return len(r.Held()) == testShards })
 			out := logs.String()
 			if strings.Contains(out, "lock session is gone") {
 				t.Fatalf("a peer with a live locker session was called dead; log:\n%s", out)

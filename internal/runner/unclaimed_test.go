@@ -14,6 +14,7 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 type nopCallbacks struct{}
@@ -131,12 +132,12 @@ func TestHealthyPeerIsNotSuspected(t *testing.T) {
 			d := memory.New()
 			const heartbeat = 500 * time.Millisecond
 			a := startRunner(t, d, mode, "a:1", heartbeat)
-			waitUntil(t, 10*time.Second, "a holds every shard", func() bool { return len(a.Held()) == testShards })
+			testwait.For(t, 10*time.Second, "a holds every shard", func() bool { return len(a.Held()) == testShards })
 			b := startRunner(t, d, mode, "b:1", heartbeat)
 			balanced := func() bool {
 				return len(a.Held())+len(b.Held()) == testShards && len(a.Held()) > 0 && len(b.Held()) > 0
 			}
-			waitUntil(t, 10*time.Second, "a and b share the shards", balanced)
+			testwait.For(t, 10*time.Second, "a and b share the shards", balanced)
 			// Watch well past the grace period.
 			end := time.Now().Add(a.unclaimedGrace() + 2*time.Second)
 			for time.Now().Before(end) {
@@ -151,16 +152,5 @@ func TestHealthyPeerIsNotSuspected(t *testing.T) {
 				t.Fatalf("the split changed: a %d, b %d", len(a.Held()), len(b.Held()))
 			}
 		})
-	}
-}
-
-func waitUntil(t *testing.T, limit time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting until %s", limit, what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 // toyEngine stands in for the workflow engine: one timer per schedule, the
@@ -143,7 +144,7 @@ func TestClusterModeFiresOnTheOwnerAndMovesOnDeath(t *testing.T) {
 			t.Fatalf("FireCluster unknown: %v", err)
 		}
 		stops[replica] = runScheduler(t, s)
-		waitFor(t, func() bool { // a joins first and owns the schedule
+		testwait.For(t, 5*time.Second, "the newest replica to own the schedule", func() bool { // a joins first and owns the schedule
 			eng.mu.Lock()
 			defer eng.mu.Unlock()
 			return len(eng.members) > 0 && eng.members[len(eng.members)-1] == replica
@@ -205,14 +206,4 @@ func TestClusterModeFiresOnTheOwnerAndMovesOnDeath(t *testing.T) {
 		t.Fatalf("ownership did not move within the takeover (killed %v): last a %v, first b %v, rows %+v", killedAt, lastA, firstB, rs)
 	}
 	t.Logf("%d ticks, a fired until %v, b from %v", len(rs), lastA.Format("15:04:05"), firstB.Format("15:04:05"))
-}
-
-// waitFor polls cond for up to five seconds.
-func waitFor(t testing.TB, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-	}
 }

@@ -30,8 +30,16 @@ func (s *Store) CommitRate(ctx context.Context, conns int, d time.Duration) (flo
 		return 0, wrapErr("commit probe table", err)
 	}
 	defer func() { _, _ = s.exec(context.WithoutCancel(ctx), "DELETE FROM "+t) }()
+	// The probe measures the database, not the app's pool: its own
+	// connections, so a pool capped below conns (DB_MAX_CONNS) neither
+	// starves it nor is starved by it.
+	db, err := openDB(s.cfg, conns)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
 	rate, err := store.MeasureCommits(ctx, conns, d, func(ctx context.Context) (func(context.Context, int) error, func(), error) {
-		conn, err := s.db.Conn(ctx)
+		conn, err := db.Conn(ctx)
 		if err != nil {
 			return nil, nil, err
 		}

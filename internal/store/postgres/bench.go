@@ -1,6 +1,7 @@
 // Benchmark support (store/bench.go): the commit-rate probe, the server's
 // transaction counter, sibling databases and planner statistics, on the
-// application pool (database/sql, as the application's own writes).
+// application pool (database/sql, as the application's own writes); the
+// commit probe on connections of its own.
 
 package postgres
 
@@ -25,15 +26,18 @@ func (s *Store) CommitRate(ctx context.Context, conns int, d time.Duration) (flo
 		return 0, wrapErr("commit probe table", err)
 	}
 	defer func() { _, _ = s.db.ExecContext(context.WithoutCancel(ctx), `DELETE FROM `+store.BenchCommitTable) }()
+	// The probe measures the database, not the app's pool: a connection of
+	// its own per worker, so a pool capped below conns (DB_MAX_CONNS)
+	// neither starves it nor is starved by it.
 	rate, err := store.MeasureCommits(ctx, conns, d, func(ctx context.Context) (func(context.Context, int) error, func(), error) {
-		conn, err := s.db.Conn(ctx)
+		conn, err := pgx.ConnectConfig(ctx, s.connCfg.Copy())
 		if err != nil {
 			return nil, nil, err
 		}
 		return func(ctx context.Context, i int) error {
-			_, err := conn.ExecContext(ctx, `INSERT INTO `+store.BenchCommitTable+` (v) VALUES ($1)`, i)
+			_, err := conn.Exec(ctx, `INSERT INTO `+store.BenchCommitTable+` (v) VALUES ($1)`, i)
 			return err
-		}, func() { _ = conn.Close() }, nil
+		}, func() { _ = conn.Close(context.Background()) }, nil
 	})
 	return rate, wrapErr("commit rate", err)
 }

@@ -93,7 +93,13 @@ func FuzzResolve(f *testing.F) {
 		if err == nil {
 			return
 		}
-		msg := strings.ReplaceAll(err.Error(), strconv.Quote(red), "") // checked above
+		// the redacted URL, checked above, is quoted in the message as
+		// Resolve sees it (trimmed): a password like `00000"` is the end
+		// of such a quote, not a leak
+		msg := err.Error()
+		for _, r := range []string{red, strings.TrimSpace(red)} {
+			msg = strings.ReplaceAll(msg, strconv.Quote(r), "")
+		}
 		if strings.Contains(msg, pw) && !strings.Contains(notAURL("").Error(), pw) {
 			t.Errorf("Resolve(%q) error %q shows the password", raw, err)
 		}

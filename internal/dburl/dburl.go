@@ -186,7 +186,13 @@ func redact(raw string) string {
 	}
 	// "mysql://u:123?pw@host" parses, with no password and "pw@host" as its
 	// query: an '@' outside the userinfo is likely a password's, so mask.
-	misplacedAt := err == nil && u.User == nil && strings.Contains(raw, "@")
+	// The same when the userinfo took one '@' and another follows it
+	// ("//@:000?00@0": user "", then "00@0" as the query).
+	taken := 0
+	if err == nil && u.User != nil {
+		taken = 1
+	}
+	misplacedAt := err == nil && strings.Count(raw, "@") > taken
 	if err == nil && u.Opaque == "" && !misplacedAt {
 		if u.User != nil {
 			if _, ok := u.User.Password(); ok {

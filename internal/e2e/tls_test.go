@@ -2,15 +2,18 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/testdb"
 	"github.com/voltro/voltro/internal/testwait"
@@ -51,6 +54,14 @@ func TestMessagesCrossProcessesOverMutualTLS(t *testing.T) {
 
 	d := look(t, url)
 	testwait.For(t, 30*time.Second, "the runner owns every shard", func() bool { return owners(t, d)[p.addr] == 300 })
+	// The client routes a wake-up to the runner it has seen in its own last
+	// listing of the cluster; with polling at a minute, a request sent
+	// before that listing would wait for the poll, not cross the port.
+	testwait.For(t, 30*time.Second, "the client to list the runner among the live ones", func() bool {
+		_, body := get(t, "http://"+app.InspectAddr()+inspect.PathInspect)
+		var doc inspect.Doc
+		return json.Unmarshal([]byte(body), &doc) == nil && slices.Contains(doc.LiveRunners, p.addr)
+	})
 	ids := entitiesOwnedBy(t, d, p.addr, 3)
 	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

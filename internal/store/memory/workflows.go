@@ -62,11 +62,14 @@ func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.
 	w.sequence = append(w.sequence, x.ID)
 	sc.ExecutionID = x.ID
 	w.starts[x.ID] = sc
+	// copied under the lock: once the start message is in, the run can be
+	// executing and writing that row
+	out := copyExec(&c)
 	s.mu.Unlock()
 	// The memory store's mutex is not reentrant; enqueue under its own lock.
 	// Nothing can observe the gap: the message is what runs the execution.
 	res, err := s.Enqueue(ctx, start, claim)
-	return copyExec(&c), false, res, err
+	return out, false, res, err
 }
 
 func (s *Store) GetExecution(_ context.Context, id string) (store.Execution, error) {

@@ -36,9 +36,23 @@ type lockRow struct {
 
 var _ store.Driver = (*Store)(nil)
 
+// Option configures a memory store.
+type Option func(*Store)
+
+// WithClock makes now the store's clock: every lease, claim, delivery time,
+// schedule stamp and retention cutoff reads it instead of time.Now. Tests
+// pass a controllable clock to move time without sleeping.
+func WithClock(now func() time.Time) Option {
+	return func(s *Store) {
+		if now != nil {
+			s.now = now
+		}
+	}
+}
+
 // New returns an empty store.
-func New() *Store {
-	return &Store{
+func New(opts ...Option) *Store {
+	s := &Store{
 		now:      time.Now,
 		runners:  map[string]*store.Runner{},
 		locks:    map[string]*lockRow{},
@@ -47,6 +61,10 @@ func New() *Store {
 		dedupe:   map[string]int64{},
 		replies:  map[int64]*store.Reply{},
 	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 func (s *Store) Dialect() store.Dialect                 { return store.Memory }

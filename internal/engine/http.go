@@ -3,7 +3,9 @@ package engine
 // The inspect server: liveness, readiness (this instance), cluster health
 // (the cluster as a whole) and the cluster inspect document,
 // read-only, on loopback unless configured, behind a bearer token when one
-// is set.
+// is set. Liveness and readiness also answer a caller that sends no
+// Authorization header at all, with the verdict only, so a kubelet probe
+// needs no secret.
 
 import (
 	"context"
@@ -27,14 +29,22 @@ func (e *Engine) listenInspect() error {
 	}
 	e.inspectLn = ln
 	mux := http.NewServeMux()
-	mux.HandleFunc(inspect.PathLive, e.readOnly(func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(inspect.PathLive, e.probe(func(w http.ResponseWriter, r *http.Request, full bool) {
+		if !full {
+			writeJSON(w, http.StatusOK, map[string]any{"live": true})
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]any{"live": true, "replicaId": e.cfg.ReplicaID})
 	}))
-	mux.HandleFunc(inspect.PathReady, e.readOnly(func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc(inspect.PathReady, e.probe(func(w http.ResponseWriter, r *http.Request, full bool) {
 		h := e.Health(r.Context())
 		code := http.StatusOK
 		if !h.Ready {
 			code = http.StatusServiceUnavailable
+		}
+		if !full {
+			writeJSON(w, code, map[string]any{"ready": h.Ready})
+			return
 		}
 		writeJSON(w, code, h)
 	}))
@@ -90,6 +100,23 @@ func (e *Engine) readOnly(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		h(w, r)
+	}
+}
+
+// probe is readOnly for the liveness and readiness routes, with one
+// difference: a request without any Authorization header (a kubelet probe,
+// which cannot read a Secret) is served with full=false, and h then writes
+// the verdict only (status code and live/ready), no replica, reasons or drain
+// figures. A wrong bearer is still refused, so a misconfigured client learns
+// it.
+func (e *Engine) probe(h func(w http.ResponseWriter, r *http.Request, full bool)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if e.cfg.InspectToken != "" && r.Header.Get("Authorization") == "" &&
+			(r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			h(w, r, false)
+			return
+		}
+		e.readOnly(func(w http.ResponseWriter, r *http.Request) { h(w, r, true) })(w, r)
 	}
 }
 

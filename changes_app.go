@@ -7,6 +7,7 @@ package voltro
 import (
 	"context"
 
+	"github.com/voltro/voltro/changes"
 	"github.com/voltro/voltro/internal/cdc"
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/store"
@@ -14,7 +15,7 @@ import (
 
 // Changes is this instance's change feed (package changes): Subscribe,
 // Insert/Update/Delete/Tx, SSEHandler. It starts with the app.
-func (a *App) Changes() *cdc.Feed { return a.feed }
+func (a *App) Changes() *changes.Feed { return a.feed }
 
 // openFeed creates the feed at New (the boot log names its transport) and
 // starts it with the app, sharing the store's pool where there is one.

@@ -20,31 +20,34 @@ type Entity[M, R any] struct {
 	opts    engine.EntityOptions
 }
 
-// EntityOption tunes an entity type.
-type EntityOption func(*engine.EntityOptions)
+// EntityOption tunes an entity type (MaxAttempts, Backoff, ShardGroup).
+type EntityOption func(*entityOptions)
+
+// entityOptions is what the entity options set.
+type entityOptions struct{ engine.EntityOptions }
 
 // MaxAttempts sets how many deliveries a failing message gets before it is
 // dead-lettered (default 5).
-func MaxAttempts(n int) EntityOption { return func(o *engine.EntityOptions) { o.MaxAttempts = n } }
+func MaxAttempts(n int) EntityOption { return func(o *entityOptions) { o.MaxAttempts = n } }
 
 // Backoff sets the delay before retry n (n >= 1).
 func Backoff(f func(attempt int) time.Duration) EntityOption {
-	return func(o *engine.EntityOptions) { o.Backoff = f }
+	return func(o *entityOptions) { o.Backoff = f }
 }
 
 // ShardGroup places the type in a shard group (VOLTRO_SHARD_GROUPS).
-func ShardGroup(g string) EntityOption { return func(o *engine.EntityOptions) { o.Group = g } }
+func ShardGroup(g string) EntityOption { return func(o *entityOptions) { o.Group = g } }
 
 // NewEntity declares an entity type. The handler runs on the runner that
 // owns the entity's shard, one message at a time per entity id, in order.
 // Return Permanent(err) for an error retrying cannot fix; other errors and
 // panics are retried with backoff and then dead-lettered.
 func NewEntity[M, R any](name string, handler func(ctx context.Context, id string, msg M) (R, error), opts ...EntityOption) *Entity[M, R] {
-	e := &Entity[M, R]{name: name, handler: handler}
+	var o entityOptions
 	for _, f := range opts {
-		f(&e.opts)
+		f(&o)
 	}
-	return e
+	return &Entity[M, R]{name: name, handler: handler, opts: o.EntityOptions}
 }
 
 // Name is the entity type name.
@@ -64,35 +67,38 @@ func (e *Entity[M, R]) register(a *App) error {
 	}, e.opts)
 }
 
-// SendOption tunes one send.
-type SendOption func(*engine.Message)
+// SendOption tunes one send (DedupeKey, Delay, DeliverAt, Tag, Headers).
+type SendOption func(*sendOptions)
+
+// sendOptions is the message the send options set fields of.
+type sendOptions struct{ engine.Message }
 
 // DedupeKey makes the send idempotent: a repeat with the same key stores
 // nothing new and returns the first send's reply.
-func DedupeKey(k string) SendOption { return func(m *engine.Message) { m.DedupeKey = k } }
+func DedupeKey(k string) SendOption { return func(m *sendOptions) { m.DedupeKey = k } }
 
 // Delay defers delivery, judged by the database clock.
-func Delay(d time.Duration) SendOption { return func(m *engine.Message) { m.Delay = d } }
+func Delay(d time.Duration) SendOption { return func(m *sendOptions) { m.Delay = d } }
 
 // DeliverAt defers delivery until t.
-func DeliverAt(t time.Time) SendOption { return func(m *engine.Message) { m.DeliverAt = t } }
+func DeliverAt(t time.Time) SendOption { return func(m *sendOptions) { m.DeliverAt = t } }
 
 // Tag labels the message (shown in listings).
-func Tag(t string) SendOption { return func(m *engine.Message) { m.Tag = t } }
+func Tag(t string) SendOption { return func(m *sendOptions) { m.Tag = t } }
 
 // Headers attach string headers (trace context travels here).
-func Headers(h map[string]string) SendOption { return func(m *engine.Message) { m.Headers = h } }
+func Headers(h map[string]string) SendOption { return func(m *sendOptions) { m.Headers = h } }
 
 func (e *Entity[M, R]) message(id string, msg M, opts []SendOption) (engine.Message, error) {
 	payload, err := json.Marshal(msg)
 	if err != nil {
 		return engine.Message{}, errs.Wrap(errs.CodeInvalidArgument, err, "entity "+e.name+": cannot encode message")
 	}
-	m := engine.Message{EntityType: e.name, EntityID: id, Payload: payload, Group: e.opts.Group}
+	m := sendOptions{engine.Message{EntityType: e.name, EntityID: id, Payload: payload, Group: e.opts.Group}}
 	for _, f := range opts {
 		f(&m)
 	}
-	return m, nil
+	return m.Message, nil
 }
 
 // Send persists the message and returns; the owner delivers it.

@@ -19,37 +19,74 @@ type Schedule struct {
 	s schedule.Schedule
 }
 
-// ScheduleOption tunes a schedule.
-type ScheduleOption func(*schedule.Schedule)
+// ScheduleOption tunes a schedule (Coordination, Overlap, CatchUp,
+// InTimeZone).
+type ScheduleOption func(*scheduleOptions)
 
-// Coordination overrides the app-wide default: "single", "advisoryLock" or
-// "cluster".
-func Coordination(c string) ScheduleOption {
-	return func(s *schedule.Schedule) { s.Coordination = schedule.Coordination(c) }
+// scheduleOptions is the schedule the options set fields of.
+type scheduleOptions struct{ schedule.Schedule }
+
+// ScheduleCoordination says how the instances of an app agree on which one
+// fires a tick. The app-wide default is VOLTRO_SCHEDULE_COORDINATION, else
+// CoordinationAdvisoryLock on a SQL store and CoordinationSingle on memory.
+type ScheduleCoordination string
+
+// Schedule coordinations.
+const (
+	// CoordinationSingle fires on every instance that registers the
+	// schedule: one instance, or dev.
+	CoordinationSingle ScheduleCoordination = ScheduleCoordination(schedule.Single)
+	// CoordinationAdvisoryLock fires on the instance that claims the tick
+	// first (a claims row per tick).
+	CoordinationAdvisoryLock ScheduleCoordination = ScheduleCoordination(schedule.AdvisoryLock)
+	// CoordinationCluster fires the tick on the owner of the schedule's
+	// shard, through the workflow engine (clustered apps only).
+	CoordinationCluster ScheduleCoordination = ScheduleCoordination(schedule.Cluster)
+)
+
+// Coordination overrides the app-wide default coordination for this
+// schedule. An unknown value fails Register with an invalid_config error.
+func Coordination(c ScheduleCoordination) ScheduleOption {
+	return func(s *scheduleOptions) { s.Coordination = schedule.Coordination(c) }
 }
 
-// Overlap sets what a tick does while the previous run (on any instance)
-// still runs: "skip" (default), "queue" (at most one waits) or "parallel".
-func Overlap(o string) ScheduleOption {
-	return func(s *schedule.Schedule) { s.Overlap = schedule.Overlap(o) }
+// OverlapPolicy says what a tick does while the schedule's previous run (on
+// any instance) still runs.
+type OverlapPolicy string
+
+// Overlap policies.
+const (
+	// OverlapSkip drops the tick, recorded as skipped (the default).
+	OverlapSkip OverlapPolicy = OverlapPolicy(schedule.OverlapSkip)
+	// OverlapQueue runs the tick once the running one finishes; at most one
+	// waits, later ones are skipped.
+	OverlapQueue OverlapPolicy = OverlapPolicy(schedule.OverlapQueue)
+	// OverlapParallel runs every tick regardless.
+	OverlapParallel OverlapPolicy = OverlapPolicy(schedule.OverlapParallel)
+)
+
+// Overlap sets the schedule's overlap policy. An unknown value fails
+// Register with an invalid_config error.
+func Overlap(o OverlapPolicy) ScheduleOption {
+	return func(s *scheduleOptions) { s.Overlap = schedule.Overlap(o) }
 }
 
 // CatchUp fires ticks missed while no instance ran, late, instead of
 // recording them missed.
-func CatchUp() ScheduleOption { return func(s *schedule.Schedule) { s.CatchUp = true } }
+func CatchUp() ScheduleOption { return func(s *scheduleOptions) { s.CatchUp = true } }
 
 // InTimeZone reads the expression in an IANA time zone (default UTC).
-func InTimeZone(tz string) ScheduleOption { return func(s *schedule.Schedule) { s.TimeZone = tz } }
+func InTimeZone(tz string) ScheduleOption { return func(s *scheduleOptions) { s.TimeZone = tz } }
 
 // NewSchedule declares a schedule: a name, a cron expression (5 fields, an
 // optional leading seconds field, or a descriptor such as "@every 10s") and
 // the function to fire with the tick's scheduled time.
 func NewSchedule(name, spec string, fn func(ctx context.Context, scheduledAt time.Time) error, opts ...ScheduleOption) *Schedule {
-	s := &Schedule{s: schedule.Schedule{Name: name, Spec: spec, Func: fn}}
+	o := scheduleOptions{schedule.Schedule{Name: name, Spec: spec, Func: fn}}
 	for _, f := range opts {
-		f(&s.s)
+		f(&o)
 	}
-	return s
+	return &Schedule{s: o.Schedule}
 }
 
 // register validates and adds the schedule, its firings traced; a

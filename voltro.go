@@ -235,16 +235,6 @@ func (a *App) Logger() *slog.Logger { return a.log }
 // InspectAddr is where the inspect and health endpoints listen (after Start).
 func (a *App) InspectAddr() string { return a.e.InspectAddr() }
 
-// Ready reports readiness with its reasons.
-func (a *App) Ready(ctx context.Context) (bool, []string) {
-	h := a.e.Health(ctx)
-	var why []string
-	for _, p := range h.Problems {
-		why = append(why, p.Kind+": "+p.Detail)
-	}
-	return h.Ready, why
-}
-
 // DB is the application pool of a SQL store (PostgreSQL, MariaDB/MySQL,
 // SQLite) as database/sql, and the dialect name. The memory store has none.
 func (a *App) DB() (*sql.DB, string, error) {

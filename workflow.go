@@ -17,19 +17,6 @@ import (
 	"github.com/voltro/voltro/internal/workflow"
 )
 
-// WorkflowContext is what workflow code gets: a separate type from
-// context.Context on purpose. Do I/O only inside Step; use its Sleep,
-// AwaitSignal and ExecuteChild to wait.
-type WorkflowContext = workflow.Context
-
-// StartInfo is what a run was started with (subject, source, trace, parent),
-// from WorkflowContext.StartInfo.
-type StartInfo = workflow.StartInfo
-
-// RetryPolicy says how a step is retried (default 3 attempts, backoff from
-// 100 ms doubling to 5 s).
-type RetryPolicy = workflow.RetryPolicy
-
 // Workflow is a registered workflow with input I and output O.
 type Workflow[I, O any] struct {
 	name string
@@ -57,7 +44,7 @@ func (w *Workflow[I, O]) register(a *App) error {
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, errs.Wrap(errs.CodeDecode, err, "workflow "+w.name+": cannot decode input")
 		}
-		out, err := w.fn(c, in)
+		out, err := w.fn(&WorkflowContext{c: c}, in)
 		if err != nil {
 			return nil, err
 		}
@@ -65,18 +52,32 @@ func (w *Workflow[I, O]) register(a *App) error {
 	}, workflow.InputSchema(reflect.TypeFor[I]()))
 }
 
-// StartOption tunes a start.
-type StartOption func(*workflow.StartOptions)
+// StartOption tunes a start (WithKey, WithSubject, WithTrace).
+type StartOption func(*startOptions)
+
+// startOptions is what the start options set.
+type startOptions struct{ workflow.StartOptions }
+
+// startOptionsOf applies opts.
+func startOptionsOf(opts []StartOption) workflow.StartOptions {
+	var o startOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	return o.StartOptions
+}
 
 // WithKey makes the start idempotent: the execution id derives from the
-// workflow name and key, so a repeated start returns the same run.
-func WithKey(key string) StartOption { return func(o *workflow.StartOptions) { o.Key = key } }
+// workflow name and key (ExecutionID), so a repeated start returns the same
+// run.
+func WithKey(key string) StartOption { return func(o *startOptions) { o.Key = key } }
 
-// WithSubject records who started the run (kept in its start context).
-func WithSubject(s string) StartOption { return func(o *workflow.StartOptions) { o.Subject = s } }
+// WithSubject records who started the run (StartInfo.Subject).
+func WithSubject(s string) StartOption { return func(o *startOptions) { o.Subject = s } }
 
-// WithTrace records a W3C traceparent in the start context.
-func WithTrace(tp string) StartOption { return func(o *workflow.StartOptions) { o.Trace = tp } }
+// WithTrace records a W3C traceparent in the start context (StartInfo.Trace)
+// when ctx carries no span of its own.
+func WithTrace(tp string) StartOption { return func(o *startOptions) { o.Trace = tp } }
 
 // Handle names a run and waits for its result.
 type Handle[O any] struct {
@@ -94,11 +95,7 @@ func (w *Workflow[I, O]) Start(ctx context.Context, a *App, in I, opts ...StartO
 	if err != nil {
 		return nil, errs.Wrap(errs.CodeInvalidArgument, err, "workflow "+w.name+": cannot encode input")
 	}
-	var o workflow.StartOptions
-	for _, f := range opts {
-		f(&o)
-	}
-	x, _, err := wf.Start(ctx, w.name, input, o)
+	x, _, err := wf.Start(ctx, w.name, input, startOptionsOf(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -145,16 +142,34 @@ func (h *Handle[O]) Result(ctx context.Context) (O, error) {
 	return out, nil
 }
 
-// StepOption tunes a step.
-type StepOption func(*workflow.RetryPolicy)
+// RetryPolicy says how a failing step is retried. The zero value is the
+// default: 3 attempts, backoff from 100 ms doubling to 5 s.
+type RetryPolicy struct {
+	// MaxAttempts is how many times the step's function runs before its
+	// error becomes the step's result (default 3; 1 means no retry).
+	MaxAttempts int
+	// Backoff is the delay before attempt n+1 after attempt n failed
+	// (default 100 ms doubling, at most 5 s).
+	Backoff func(attempt int) time.Duration
+	// NonRetryable reports errors that fail the step at once (see also the
+	// NonRetryable option).
+	NonRetryable func(error) bool
+}
+
+func (p RetryPolicy) internal() workflow.RetryPolicy {
+	return workflow.RetryPolicy{MaxAttempts: p.MaxAttempts, Backoff: p.Backoff, NonRetryable: p.NonRetryable}
+}
+
+// StepOption tunes a step (WithRetry, NonRetryable).
+type StepOption func(*RetryPolicy)
 
 // WithRetry sets the step's retry policy.
-func WithRetry(p RetryPolicy) StepOption { return func(r *workflow.RetryPolicy) { *r = p } }
+func WithRetry(p RetryPolicy) StepOption { return func(r *RetryPolicy) { *r = p } }
 
 // NonRetryable makes errors matching any of targets (errors.Is) fail the
 // step at once.
 func NonRetryable(targets ...error) StepOption {
-	return func(r *workflow.RetryPolicy) {
+	return func(r *RetryPolicy) {
 		r.NonRetryable = func(err error) bool {
 			for _, t := range targets {
 				if errors.Is(err, t) {
@@ -171,18 +186,18 @@ func NonRetryable(targets ...error) StepOption {
 // process dies before the result is journaled, fn runs again on resume, so
 // make its external effects idempotent.
 func Step[T any](wc *WorkflowContext, name string, fn func(ctx context.Context) (T, error), opts ...StepOption) (T, error) {
-	var p workflow.RetryPolicy
+	var p RetryPolicy
 	for _, f := range opts {
 		f(&p)
 	}
 	var zero T
-	out, err := wc.Step(name, func(ctx context.Context) ([]byte, error) {
+	out, err := wc.c.Step(name, func(ctx context.Context) ([]byte, error) {
 		v, err := fn(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return json.Marshal(v)
-	}, p)
+	}, p.internal())
 	if err != nil {
 		return zero, err
 	}
@@ -198,7 +213,7 @@ func Step[T any](wc *WorkflowContext, name string, fn func(ctx context.Context) 
 // matching ErrDeadline.
 func AwaitSignal[T any](wc *WorkflowContext, name string, timeout time.Duration) (T, error) {
 	var zero T
-	b, err := wc.AwaitSignal(name, timeout)
+	b, err := wc.c.AwaitSignal(name, timeout)
 	if err != nil {
 		return zero, err
 	}
@@ -209,20 +224,24 @@ func AwaitSignal[T any](wc *WorkflowContext, name string, timeout time.Duration)
 	return v, nil
 }
 
-// ChildOption tunes a child run.
-type ChildOption func(*workflow.ChildOptions)
+// ChildOption tunes a child run (ParentClose).
+type ChildOption func(*childOptions)
+
+// childOptions is what the child options set.
+type childOptions struct{ workflow.ChildOptions }
 
 // ParentClose sets what happens to the child when the parent finishes
-// first: "terminate" (default), "request-cancel" or "abandon".
-func ParentClose(policy string) ChildOption {
-	return func(o *workflow.ChildOptions) { o.ParentClose = policy }
+// first: ParentCloseTerminate (the default), ParentCloseRequestCancel or
+// ParentCloseAbandon.
+func ParentClose(policy ParentClosePolicy) ChildOption {
+	return func(o *childOptions) { o.ParentClose = string(policy) }
 }
 
 // ExecuteChild starts w as a child of the current run (once) and suspends
 // until it finishes, returning its result.
 func ExecuteChild[I, O any](wc *WorkflowContext, w *Workflow[I, O], in I, opts ...ChildOption) (O, error) {
 	var zero O
-	var o workflow.ChildOptions
+	var o childOptions
 	for _, f := range opts {
 		f(&o)
 	}
@@ -235,7 +254,7 @@ func ExecuteChild[I, O any](wc *WorkflowContext, w *Workflow[I, O], in I, opts .
 	if err != nil {
 		return zero, errs.Wrap(errs.CodeInvalidArgument, err, "child input")
 	}
-	out, err := wc.ExecuteChild(w.name, input, o)
+	out, err := wc.c.ExecuteChild(w.name, input, o.ChildOptions)
 	if err != nil {
 		return zero, err
 	}
@@ -250,7 +269,7 @@ func ExecuteChild[I, O any](wc *WorkflowContext, w *Workflow[I, O], in I, opts .
 type WorkflowStatus struct {
 	ID          string          `json:"id"`
 	Name        string          `json:"name"`
-	Status      string          `json:"status"`
+	Status      RunStatus       `json:"status"`
 	WaitingOn   string          `json:"waitingOn,omitempty"`
 	Input       json.RawMessage `json:"input,omitempty"`
 	Output      json.RawMessage `json:"output,omitempty"`
@@ -265,7 +284,7 @@ type WorkflowStatus struct {
 
 // StatusOf converts a stored run.
 func statusOf(x store.Execution) WorkflowStatus {
-	s := WorkflowStatus{ID: x.ID, Name: x.Name, Status: string(x.Status), WaitingOn: x.WaitingOn, ParentID: x.ParentID, Runner: x.Runner, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt, CancelAsked: x.CancelRequested}
+	s := WorkflowStatus{ID: x.ID, Name: x.Name, Status: RunStatus(x.Status), WaitingOn: x.WaitingOn, ParentID: x.ParentID, Runner: x.Runner, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt, CancelAsked: x.CancelRequested}
 	if json.Valid(x.Input) {
 		s.Input = x.Input
 	}

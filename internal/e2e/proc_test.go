@@ -100,7 +100,7 @@ func runnerMain() int {
 		tick := voltro.NewSchedule("e2e.tick", "@every 1s", func(ctx context.Context, at time.Time) error {
 			say("TICK %d %d", at.Unix(), time.Now().UnixNano())
 			return nil
-		}, voltro.Coordination(coord))
+		}, voltro.Coordination(voltro.ScheduleCoordination(coord)))
 		if err := app.Register(tick); err != nil {
 			fmt.Println("BOOTFAIL", err)
 			return 3

@@ -53,18 +53,18 @@ func (e *Engine) Health(ctx context.Context) inspect.Health {
 	}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	if err := e.d.Ping(pctx); err != nil {
-		bad("database", "database ping failed: %v", err)
+		bad(inspect.ProblemDatabase, "database ping failed: %v", err)
 	}
 	cancel()
 	rs := e.runner.Status()
 	if !rs.PoolHealthy {
-		bad("pool", "connection pool has not served a query since %s (%s): shards released", rs.PoolLastOK.Format(time.RFC3339), rs.PoolError)
+		bad(inspect.ProblemPool, "connection pool has not served a query since %s (%s): shards released", rs.PoolLastOK.Format(time.RFC3339), rs.PoolError)
 	}
 	if !rs.LockHealthy && e.started.Before(time.Now().Add(-2*time.Second)) {
-		bad("locks", "shard lock storage unhealthy: %s", orUnknown(rs.LockError))
+		bad(inspect.ProblemLocks, "shard lock storage unhealthy: %s", orUnknown(rs.LockError))
 	}
 	if rs.Refused != "" {
-		bad("identity", "%s", rs.Refused)
+		bad(inspect.ProblemIdentity, "%s", rs.Refused)
 	}
 	for _, p := range slices.Sorted(maps.Keys(rs.FenceErrors)) {
 		h.Notes = append(h.Notes, inspect.Problem{Kind: inspect.ConditionFrozenRunner, Detail: rs.FenceErrors[p]})
@@ -78,13 +78,13 @@ func (e *Engine) Health(ctx context.Context) inspect.Health {
 		d.LastReadLoopAgoS = time.Since(lastLoop).Seconds()
 	}
 	if !e.started.IsZero() && time.Since(e.started) > e.stallAfter() && (lastLoop.IsZero() || time.Since(lastLoop) > e.stallAfter()+e.pollInterval()) {
-		bad("read_loop", "read loop has not run for %s", time.Since(lastLoop).Round(time.Second))
+		bad(inspect.ProblemReadLoop, "read loop has not run for %s", time.Since(lastLoop).Round(time.Second))
 	}
 	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	ds, err := e.drainStats(dctx)
 	cancel()
 	if err != nil {
-		bad("database", "reading drain statistics failed: %v", err)
+		bad(inspect.ProblemDatabase, "reading drain statistics failed: %v", err)
 	} else {
 		d.Dead = ds.Dead
 		d.OldestUndeliveredS = ds.OldestUndelivered.Seconds()
@@ -116,7 +116,7 @@ func (e *Engine) Health(ctx context.Context) inspect.Health {
 			}
 		}
 		if len(d.StalledShards) > 0 {
-			bad("stalled_shard", "%d owned shard(s) have deliverable messages older than %s: %v", len(d.StalledShards), e.stallAfter(), firstN(d.StalledShards, 5))
+			bad(inspect.ProblemStalledShard, "%d owned shard(s) have deliverable messages older than %s: %v", len(d.StalledShards), e.stallAfter(), firstN(d.StalledShards, 5))
 		}
 	}
 	for s, since := range rs.Unacquired {
@@ -126,7 +126,7 @@ func (e *Engine) Health(ctx context.Context) inspect.Health {
 	}
 	sort.Strings(d.UnacquiredShards)
 	if len(d.UnacquiredShards) > 0 {
-		bad("unacquired", "%d shard(s) assigned to this runner could not be acquired for over %s: %v", len(d.UnacquiredShards), 3*e.cfg.Heartbeat, firstN(d.UnacquiredShards, 5))
+		bad(inspect.ProblemUnacquired, "%d shard(s) assigned to this runner could not be acquired for over %s: %v", len(d.UnacquiredShards), 3*e.cfg.Heartbeat, firstN(d.UnacquiredShards, 5))
 	}
 	h.Drain = d
 	return h

@@ -113,6 +113,17 @@ type ShardDrainView struct {
 	OldestDeliverableS float64 `json:"oldestDeliverableSeconds"`
 }
 
+// Readiness problem kinds (Problem.Kind in Health).
+const (
+	ProblemDatabase     = "database"      // ping or drain statistics failed
+	ProblemPool         = "pool"          // the pool has not served a query lately
+	ProblemLocks        = "locks"         // shard lock storage unhealthy
+	ProblemIdentity     = "identity"      // the cluster refused this runner's identity
+	ProblemReadLoop     = "read_loop"     // the read loop stopped running
+	ProblemStalledShard = "stalled_shard" // owned shards with old deliverable messages
+	ProblemUnacquired   = "unacquired"    // assigned shards not acquired
+)
+
 // Cluster condition kinds.
 const (
 	ConditionUnhostedType = "unhosted_type" // messages wait for an entity type no live runner hosts

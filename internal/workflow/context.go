@@ -35,6 +35,20 @@ type Context struct {
 	// next durable operation, or with the run's final state (one commit).
 	pending *store.JournalEntry
 	msgID   int64 // the message running this replay (0: volatile)
+	// unwound is the first unwind of this replay (suspend, cancelled, …):
+	// workflow code that recovers it cannot cancel it (see unwind).
+	unwound any
+}
+
+// unwind remembers v as the replay's unwind and returns the first one, to
+// panic with: a recover() in workflow code may catch the panic, but every
+// later operation unwinds again and execute treats a function that returns
+// afterwards as unwound, so a swallowed suspension still suspends the run.
+func (c *Context) unwind(v any) any {
+	if c.unwound == nil {
+		c.unwound = v
+	}
+	return c.unwound
 }
 
 // hasChildren reports whether the run has ever had a child: only then does
@@ -53,6 +67,11 @@ func (c *Context) hasChildren() bool {
 
 // suspend unwinds a run that must wait.
 type suspend struct{ on string }
+
+// String is what workflow code that recovers the unwind sees.
+func (s suspend) String() string {
+	return "voltro: the run suspends here, on " + s.on + " (voltro unwinds the workflow function to suspend it: re-panic this value)"
+}
 
 // cancelled unwinds a run whose cancellation was requested.
 type cancelled struct{}
@@ -77,6 +96,9 @@ func (c *Context) CancelRequested() bool { return c.cancel }
 // next takes the next sequence number and returns its journal entry, after
 // checking the journal agrees with the code (the determinism guard).
 func (c *Context) next(kind store.JournalKind, name string) (int, *store.JournalEntry) {
+	if c.unwound != nil {
+		panic(c.unwound) // the code recovered an unwind and went on
+	}
 	c.flush()
 	seq := c.seq
 	c.seq++
@@ -86,12 +108,12 @@ func (c *Context) next(kind store.JournalKind, name string) (int, *store.Journal
 	e, ok := c.journal[seq]
 	if !ok {
 		if c.cancel {
-			panic(cancelled{})
+			panic(c.unwind(cancelled{}))
 		}
 		return seq, nil
 	}
 	if e.Kind != kind || e.Name != name {
-		panic(divergence{seq: seq, want: fmt.Sprintf("%s %q", e.Kind, e.Name), got: fmt.Sprintf("%s %q", kind, name)})
+		panic(c.unwind(divergence{seq: seq, want: fmt.Sprintf("%s %q", e.Kind, e.Name), got: fmt.Sprintf("%s %q", kind, name)}))
 	}
 	return seq, &e
 }
@@ -142,7 +164,7 @@ func (c *Context) Step(name string, fn func(ctx context.Context) ([]byte, error)
 		out, err := runStep(sctx, fn)
 		endSpan(err)
 		if c.ctx.Err() != nil {
-			panic(lost{})
+			panic(c.unwind(lost{}))
 		}
 		if err == nil {
 			c.record(seq, store.JournalEntry{Kind: store.JournalStep, Name: name, Result: out, Attempts: attempt, StartedAt: started})
@@ -164,7 +186,7 @@ func (c *Context) Step(name string, fn func(ctx context.Context) ([]byte, error)
 		select {
 		case <-time.After(p.Backoff(attempt)):
 		case <-c.ctx.Done():
-			panic(lost{})
+			panic(c.unwind(lost{}))
 		}
 	}
 	c.record(seq, store.JournalEntry{Kind: store.JournalStep, Name: name, Error: errs.Encode(lastErr), Attempts: p.MaxAttempts, StartedAt: started})
@@ -217,18 +239,18 @@ func (c *Context) write(e store.JournalEntry) {
 		if e.Kind == store.JournalStep {
 			// only this replay writes its steps: another runner got here
 			// first, and its entry, not this one, is the step's result
-			panic(storeFailure{err})
+			panic(c.unwind(storeFailure{err}))
 		}
 		// someone (a timer, a racing signal) recorded it first: take theirs
 		j, jerr := c.w.ws.Journal(context.WithoutCancel(c.ctx), c.exec.ID)
 		if jerr != nil {
-			panic(storeFailure{jerr})
+			panic(c.unwind(storeFailure{jerr}))
 		}
 		for _, x := range j {
 			c.journal[x.Seq] = x
 		}
 	default:
-		panic(storeFailure{err})
+		panic(c.unwind(storeFailure{err}))
 	}
 }
 
@@ -244,7 +266,7 @@ func (c *Context) Sleep(d time.Duration) {
 		return
 	}
 	c.w.schedule(c, seq, timerPayload{Seq: seq, Kind: store.JournalSleep, Name: "sleep"}, d)
-	panic(suspend{on: fmt.Sprintf("sleep %s (operation %d)", d, seq)})
+	panic(c.unwind(suspend{on: fmt.Sprintf("sleep %s (operation %d)", d, seq)}))
 }
 
 type timerPayload struct {
@@ -266,7 +288,7 @@ func (c *Context) AwaitSignal(name string, timeout time.Duration) ([]byte, error
 	}
 	sig, err := c.w.ws.GetSignal(c.ctx, c.exec.ID, name)
 	if err != nil {
-		panic(storeFailure{err})
+		panic(c.unwind(storeFailure{err}))
 	}
 	if sig != nil {
 		c.record(seq, store.JournalEntry{Kind: store.JournalSignal, Name: name, Result: sig.Payload, Attempts: 1, StartedAt: time.Now()})
@@ -279,7 +301,7 @@ func (c *Context) AwaitSignal(name string, timeout time.Duration) ([]byte, error
 	if timeout > 0 {
 		c.w.schedule(c, seq, timerPayload{Seq: seq, Kind: store.JournalSignal, Name: name}, timeout)
 	}
-	panic(suspend{on: fmt.Sprintf("signal %q (operation %d)", name, seq)})
+	panic(c.unwind(suspend{on: fmt.Sprintf("signal %q (operation %d)", name, seq)}))
 }
 
 // ChildOptions configure a child run.
@@ -303,7 +325,7 @@ func (c *Context) ExecuteChild(name string, input []byte, o ChildOptions) ([]byt
 	childID := fmt.Sprintf("%s/%d", c.exec.ID, seq)
 	x, err := c.w.start(c.ctx, name, input, StartOptions{ID: childID, ParentID: c.exec.ID, ParentClose: o.ParentClose, Source: "child", Trace: c.trace()})
 	if err != nil {
-		panic(storeFailure{err})
+		panic(c.unwind(storeFailure{err}))
 	}
 	if x.Status.Terminal() {
 		entry := store.JournalEntry{Kind: store.JournalChild, Name: name, Result: x.Output, Error: x.Error, Attempts: 1, StartedAt: time.Now()}
@@ -317,7 +339,7 @@ func (c *Context) ExecuteChild(name string, input []byte, o ChildOptions) ([]byt
 		}
 		return j.Result, nil
 	}
-	panic(suspend{on: fmt.Sprintf("child %s (operation %d)", childID, seq)})
+	panic(c.unwind(suspend{on: fmt.Sprintf("child %s (operation %d)", childID, seq)}))
 }
 
 // trace is the W3C traceparent of the current replay's span.

@@ -109,6 +109,9 @@ func (w *Engine) execute(c *Context, d *definition) (out []byte, oc outcome) {
 		if r == nil {
 			return
 		}
+		if c.unwound != nil {
+			r = c.unwound // ours, whatever the code re-panicked with after catching it
+		}
 		switch v := r.(type) {
 		case suspend:
 			oc = outcome{kind: "suspended", waiting: v.on}
@@ -128,6 +131,12 @@ func (w *Engine) execute(c *Context, d *definition) (out []byte, oc outcome) {
 		}
 	}()
 	out, err := d.fn(c, c.exec.Input)
+	if c.unwound != nil {
+		// The code recovered an unwind and returned: the run is where the
+		// unwind left it (suspended, cancelled, …), not what it returned.
+		c.log.Warn("workflow code recovered voltro's unwind of the run and returned; ignoring what it returned (re-panic values you did not raise)", "unwind", fmt.Sprint(c.unwound), "returned", err)
+		panic(c.unwound)
+	}
 	if err != nil {
 		if errors.Is(err, errs.ErrCancelled) && c.cancel {
 			return nil, outcome{kind: "cancelled", err: err}

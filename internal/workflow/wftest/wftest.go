@@ -376,12 +376,12 @@ func testCancel(t *testing.T, newApp NewApp) {
 	waiter := voltro.NewWorkflow("wft.waiter", func(wc *voltro.WorkflowContext, _ int) (string, error) {
 		return voltro.AwaitSignal[string](wc, "go", 0)
 	})
-	parent := voltro.NewWorkflow("wft.cparent", func(wc *voltro.WorkflowContext, policy string) (string, error) {
+	parent := voltro.NewWorkflow("wft.cparent", func(wc *voltro.WorkflowContext, policy voltro.ParentClosePolicy) (string, error) {
 		return voltro.ExecuteChild(wc, waiter, 1, voltro.ParentClose(policy))
 	})
 	app := newApp(t, func(a *voltro.App) { check(t, a.Register(waiter, parent)) })
 	ctx := ctxT(t)
-	for _, policy := range []string{"terminate", "abandon"} {
+	for _, policy := range []voltro.ParentClosePolicy{voltro.ParentCloseTerminate, voltro.ParentCloseAbandon} {
 		h, err := parent.Start(ctx, app, policy)
 		check(t, err)
 		childID := h.ID + "/0"
@@ -390,7 +390,7 @@ func testCancel(t *testing.T, newApp NewApp) {
 		if _, err := h.Result(ctx); !errors.Is(err, voltro.ErrCancelled) {
 			t.Fatalf("cancelled parent: %v", err)
 		}
-		if policy == "terminate" {
+		if policy == voltro.ParentCloseTerminate {
 			waitStatus(t, app, childID, "cancelled")
 		} else {
 			time.Sleep(300 * time.Millisecond)
@@ -408,7 +408,7 @@ func testCancel(t *testing.T, newApp NewApp) {
 	}
 }
 
-func waitStatus(t *testing.T, app *voltro.App, id, status string) {
+func waitStatus(t *testing.T, app *voltro.App, id string, status voltro.RunStatus) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -1,0 +1,126 @@
+package voltro
+
+// The public surface names no internal package: go doc shows real types
+// with their methods, and a user can spell every type a signature uses.
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// aliasesAllowed are the aliases kept on purpose: one error type shared
+// with the internal packages, so errors.As finds every error voltro returns.
+var aliasesAllowed = map[string]bool{"Error": true, "Code": true}
+
+func TestPublicAPINamesNoInternalPackage(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	var bad []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		internal := map[string]bool{} // local names of imported internal packages
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if !strings.Contains(path, "/internal/") {
+				continue
+			}
+			local := filepath.Base(path)
+			if imp.Name != nil {
+				local = imp.Name.Name
+			}
+			internal[local] = true
+		}
+		uses := func(n ast.Node) string {
+			found := ""
+			ast.Inspect(n, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					if id, ok := sel.X.(*ast.Ident); ok && internal[id.Name] && found == "" {
+						found = id.Name + "." + sel.Sel.Name
+					}
+				}
+				return found == ""
+			})
+			return found
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if !d.Name.IsExported() || (d.Recv != nil && !exportedRecv(d.Recv)) {
+					continue
+				}
+				if u := uses(d.Type); u != "" {
+					bad = append(bad, fset.Position(d.Pos()).String()+": func "+d.Name.Name+" uses "+u)
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					ts, ok := s.(*ast.TypeSpec)
+					if !ok || !ts.Name.IsExported() {
+						continue
+					}
+					if aliasesAllowed[ts.Name.Name] {
+						continue
+					}
+					if ts.Assign != 0 {
+						bad = append(bad, fset.Position(ts.Pos()).String()+": type "+ts.Name.Name+" is an alias: go doc shows none of its methods")
+						continue
+					}
+					if u := exportedFieldUse(ts, uses); u != "" {
+						bad = append(bad, fset.Position(ts.Pos()).String()+": type "+ts.Name.Name+" uses "+u)
+					}
+				}
+			}
+		}
+	}
+	for _, b := range bad {
+		t.Error(b)
+	}
+}
+
+// exportedRecv reports whether a method's receiver type is exported.
+func exportedRecv(r *ast.FieldList) bool {
+	e := r.List[0].Type
+	if s, ok := e.(*ast.StarExpr); ok {
+		e = s.X
+	}
+	switch x := e.(type) {
+	case *ast.IndexExpr:
+		e = x.X
+	case *ast.IndexListExpr:
+		e = x.X
+	}
+	id, ok := e.(*ast.Ident)
+	return ok && id.IsExported()
+}
+
+// exportedFieldUse is the first internal name an exported part of ts uses:
+// an exported struct field's type, or the whole type if it is no struct.
+func exportedFieldUse(ts *ast.TypeSpec, uses func(ast.Node) string) string {
+	st, ok := ts.Type.(*ast.StructType)
+	if !ok {
+		return uses(ts.Type)
+	}
+	for _, f := range st.Fields.List {
+		for _, n := range f.Names {
+			if n.IsExported() {
+				if u := uses(f.Type); u != "" {
+					return u
+				}
+			}
+		}
+	}
+	return ""
+}

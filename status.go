@@ -1,0 +1,75 @@
+package voltro
+
+// Typed states users compare against: a run's status, and the readiness
+// verdict with the kinds of problem it names.
+
+import (
+	"context"
+
+	"github.com/voltro/voltro/internal/inspect"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// RunStatus is the state of a workflow run (WorkflowStatus.Status).
+type RunStatus string
+
+// Run statuses.
+const (
+	StatusRunning   RunStatus = RunStatus(store.ExecRunning)   // started or resumed, not waiting
+	StatusSuspended RunStatus = RunStatus(store.ExecSuspended) // waiting on a sleep, a signal or a child (WorkflowStatus.WaitingOn says which)
+	StatusCompleted RunStatus = RunStatus(store.ExecCompleted) // finished with an output
+	StatusFailed    RunStatus = RunStatus(store.ExecFailed)    // finished with an error
+	StatusCancelled RunStatus = RunStatus(store.ExecCancelled) // cancelled before it finished
+)
+
+// Terminal reports whether the run has finished (completed, failed or
+// cancelled) and will not change again.
+func (s RunStatus) Terminal() bool { return store.ExecStatus(s).Terminal() }
+
+// Health is this instance's readiness verdict with its evidence (App.Health;
+// the same verdict the /readyz endpoint serves).
+type Health struct {
+	Ready    bool      // false while any problem stands
+	Problems []Problem // why it is not ready; empty when it is
+}
+
+// Problem is one reason an instance is not ready.
+type Problem struct {
+	Kind   ProblemKind
+	Detail string // for people; not stable
+}
+
+// ProblemKind names what is wrong.
+type ProblemKind string
+
+// Problem kinds.
+const (
+	ProblemDatabase     ProblemKind = inspect.ProblemDatabase     // the database does not answer (ping, drain statistics)
+	ProblemPool         ProblemKind = inspect.ProblemPool         // the connection pool has not served a query lately; shards released
+	ProblemLocks        ProblemKind = inspect.ProblemLocks        // the shard-lock storage is unhealthy
+	ProblemIdentity     ProblemKind = inspect.ProblemIdentity     // the cluster refused this instance's identity
+	ProblemReadLoop     ProblemKind = inspect.ProblemReadLoop     // the delivery loop has stopped running
+	ProblemStalledShard ProblemKind = inspect.ProblemStalledShard // owned shards have deliverable messages nobody delivers
+	ProblemUnacquired   ProblemKind = inspect.ProblemUnacquired   // shards assigned to this instance could not be acquired
+)
+
+// Health evaluates readiness now.
+func (a *App) Health(ctx context.Context) Health {
+	h := a.e.Health(ctx)
+	out := Health{Ready: h.Ready}
+	for _, p := range h.Problems {
+		out.Problems = append(out.Problems, Problem{Kind: ProblemKind(p.Kind), Detail: p.Detail})
+	}
+	return out
+}
+
+// Ready is Health flattened to text: the verdict, and each problem as
+// "kind: detail".
+func (a *App) Ready(ctx context.Context) (bool, []string) {
+	h := a.Health(ctx)
+	var why []string
+	for _, p := range h.Problems {
+		why = append(why, string(p.Kind)+": "+p.Detail)
+	}
+	return h.Ready, why
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Code is a stable, machine-readable error code. Codes never change meaning.
@@ -36,27 +37,75 @@ const (
 type Error struct {
 	Code    Code   `json:"code"`
 	Message string `json:"message"`
-	Err     error  `json:"-"`
+	// Causes are the errors this one wrapped when it was encoded,
+	// flattened: errors.Is still finds them after the error crossed a
+	// journal, a child run or a process (see Is).
+	Causes []Cause `json:"causes,omitempty"`
+	Err    error   `json:"-"`
 }
 
+// Cause is one wrapped error as Encode keeps it: a voltro error's code and
+// message, or a plain error's text (Code "").
+type Cause struct {
+	Code    Code   `json:"code,omitempty"`
+	Message string `json:"message"`
+}
+
+// maxCauses bounds what Encode keeps of a deep error tree.
+const maxCauses = 16
+
 func (e *Error) Error() string {
-	if e.Err != nil && e.Message != "" {
-		return fmt.Sprintf("voltro %s: %s: %v", e.Code, e.Message, e.Err)
+	return fmt.Sprintf("voltro %s: %s", e.Code, e.text())
+}
+
+// text is the message and the cause, once: New with %w has the cause's text
+// in its message already.
+func (e *Error) text() string {
+	switch {
+	case e.Err == nil:
+		return e.Message
+	case e.Message == "":
+		return e.Err.Error()
+	case strings.HasSuffix(e.Message, e.Err.Error()):
+		return e.Message
 	}
-	if e.Err != nil {
-		return fmt.Sprintf("voltro %s: %v", e.Code, e.Err)
-	}
-	return fmt.Sprintf("voltro %s: %s", e.Code, e.Message)
+	return e.Message + ": " + e.Err.Error()
 }
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is matches any *Error with the same code, so errors.Is(err, errs.ErrFenced)
-// works on a rehydrated error whose cause chain was lost in transit.
+// Is keeps an error's identity across a journal or a process, where only
+// its encoding travels. A target *Error matches an error, or a recorded
+// cause, of its code, and of its message unless the target has none: so
+// errors.Is(err, errs.ErrFenced) matches every fenced error, and a sentinel
+// made with New(Code("out_of_stock"), "out of stock") matches itself after
+// decoding. Any other target (a plain errors.New sentinel) matches by its
+// text: the message of a handler-coded error (what a plain error becomes),
+// or a recorded plain cause.
 func (e *Error) Is(target error) bool {
 	var t *Error
 	if errors.As(target, &t) {
-		return t.Code == e.Code && (t.Message == "" || t.Message == e.Message)
+		if t.Code == e.Code && (t.Message == "" || t.Message == e.Message) {
+			return true
+		}
+		for _, c := range e.Causes {
+			if c.Code == t.Code && (t.Message == "" || t.Message == c.Message) {
+				return true
+			}
+		}
+		return false
+	}
+	text := target.Error()
+	if text == "" {
+		return false
+	}
+	if e.Code == CodeHandler && e.Message == text {
+		return true
+	}
+	for _, c := range e.Causes {
+		if c.Code == "" && c.Message == text {
+			return true
+		}
 	}
 	return false
 }
@@ -105,18 +154,57 @@ func Encode(err error) []byte {
 	if !errors.As(err, &e) {
 		e = &Error{Code: CodeHandler, Message: err.Error()}
 	}
-	msg := e.Message
-	if msg == "" || e.Err != nil {
+	msg := e.text()
+	if msg == "" {
 		msg = e.Error()
-		// keep the human message without the "voltro code:" prefix twice
-		if e.Message != "" && e.Err != nil {
-			msg = e.Message + ": " + e.Err.Error()
-		} else if e.Err != nil {
-			msg = e.Err.Error()
+	}
+	b, _ := json.Marshal(Error{Code: e.Code, Message: msg, Causes: causes(err, e)})
+	return b
+}
+
+// causes flattens the tree of err below what the encoded code and message
+// say: every voltro error's code and message (with the causes it carried
+// in), and every plain error's text, in depth-first order, without repeats.
+func causes(err error, top *Error) []Cause {
+	var out []Cause
+	seen := map[Cause]bool{{Code: top.Code, Message: top.Message}: true}
+	add := func(c Cause) {
+		if !seen[c] && len(out) < maxCauses {
+			seen[c] = true
+			out = append(out, c)
 		}
 	}
-	b, _ := json.Marshal(Error{Code: e.Code, Message: msg})
-	return b
+	var walk func(error)
+	walk = func(n error) {
+		if n == nil || len(out) >= maxCauses {
+			return
+		}
+		switch v := n.(type) {
+		case *Error:
+			if v != top {
+				add(Cause{Code: v.Code, Message: v.Message})
+			}
+			for _, c := range v.Causes {
+				add(c)
+			}
+			walk(v.Err)
+			return
+		case interface{ Unwrap() []error }:
+			if n != err || top.Code != CodeHandler || top.Message != n.Error() {
+				add(Cause{Message: n.Error()})
+			}
+			for _, x := range v.Unwrap() {
+				walk(x)
+			}
+			return
+		}
+		if n != err || top.Code != CodeHandler || top.Message != n.Error() {
+			add(Cause{Message: n.Error()})
+		}
+		walk(errors.Unwrap(n))
+	}
+	walk(err)
+	return out
 }
 
 // Decode is the inverse of Encode. Bytes that are not an encoded error become

@@ -1,0 +1,121 @@
+package voltro_test
+
+// A user's sentinel errors keep their identity through a step, a child run
+// and a restart that replays the journal in a new engine: errors.Is works in
+// the workflow code and on the run's result.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/voltro/voltro"
+)
+
+var (
+	errOutOfStock = errors.New("out of stock")                                        // plain
+	errDeclined   = voltro.NewError(voltro.Code("payment_declined"), "card declined") // coded
+)
+
+// orderFlows: a step fails with errOutOfStock; after a signal (the restart
+// falls here) the code branches on errors.Is of the journaled error, then a
+// child fails with errDeclined wrapped, and the run fails with both.
+func orderFlows() (*voltro.Workflow[int, string], *voltro.Workflow[int, int]) {
+	charge := voltro.NewWorkflow("t.err.charge", func(wc *voltro.WorkflowContext, n int) (int, error) {
+		return voltro.Step(wc, "charge", func(context.Context) (int, error) {
+			return 0, fmt.Errorf("card %d: %w", n, errDeclined)
+		}, voltro.WithRetry(voltro.RetryPolicy{MaxAttempts: 1}))
+	})
+	order := voltro.NewWorkflow("t.err.order", func(wc *voltro.WorkflowContext, n int) (string, error) {
+		_, err := voltro.Step(wc, "reserve", func(context.Context) (int, error) { return 0, errOutOfStock },
+			voltro.NonRetryable(errOutOfStock))
+		if _, serr := voltro.AwaitSignal[string](wc, "go", 0); serr != nil {
+			return "", serr
+		}
+		if !errors.Is(err, errOutOfStock) {
+			return "the step's error lost its identity: " + err.Error(), nil
+		}
+		_, cerr := voltro.ExecuteChild(wc, charge, n)
+		if !errors.Is(cerr, errDeclined) {
+			return "the child's error lost its identity: " + cerr.Error(), nil
+		}
+		return "", fmt.Errorf("order %d: %w", n, errors.Join(err, cerr))
+	})
+	return order, charge
+}
+
+func appAt(t *testing.T, url string, items ...voltro.Registrable) *voltro.App {
+	t.Helper()
+	env := map[string]string{"DB_URL": url, "POD_NAME": "test"}
+	app, err := voltro.New(context.Background(), voltro.WithEnv(func(k string) string { return env[k] }), voltro.WithLogger(testLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Register(items...); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+func checkOrderError(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("the run succeeded; want it to fail with both errors")
+	}
+	var ve *voltro.Error
+	if !errors.Is(err, errOutOfStock) || !errors.Is(err, errDeclined) || !errors.As(err, &ve) {
+		t.Fatalf("the run's error %q: errors.Is(out of stock) %v, errors.Is(declined) %v", err, errors.Is(err, errOutOfStock), errors.Is(err, errDeclined))
+	}
+}
+
+func TestSentinelErrorsSurviveStepsChildrenAndRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	t.Run("one process", func(t *testing.T) {
+		order, charge := orderFlows()
+		app := memApp(t, order, charge)
+		h, err := order.Start(ctx, app, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitRun(t, app, h.ID, func(s voltro.WorkflowStatus) bool { return s.Status == voltro.StatusSuspended })
+		if _, err := app.SignalWorkflow(ctx, h.ID, "go", "now"); err != nil {
+			t.Fatal(err)
+		}
+		out, err := h.Result(ctx)
+		if out != "" {
+			t.Fatal(out)
+		}
+		checkOrderError(t, err)
+	})
+	t.Run("restart", func(t *testing.T) {
+		url := "sqlite:" + filepath.Join(t.TempDir(), "errs.db")
+		order, charge := orderFlows()
+		first := appAt(t, url, order, charge)
+		h, err := order.Start(ctx, first, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitRun(t, first, h.ID, func(s voltro.WorkflowStatus) bool { return s.Status == voltro.StatusSuspended })
+		if err := first.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		order, charge = orderFlows()
+		second := appAt(t, url, order, charge)
+		defer second.Close(context.Background())
+		if _, err := second.SignalWorkflow(ctx, h.ID, "go", "now"); err != nil {
+			t.Fatal(err)
+		}
+		out, err := voltro.GetHandle[string](second, h.ID).Result(ctx)
+		if out != "" {
+			t.Fatal(out)
+		}
+		checkOrderError(t, err)
+	})
+}

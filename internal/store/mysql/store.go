@@ -46,7 +46,13 @@ type Store struct {
 	namespace string
 	log       *slog.Logger
 	server    serverInfo
-	retries   atomic.Int64 // statements re-run after 1213/1205
+	// await is the pool of AwaitCommit's locking reads (awaitConns at
+	// most, opened on first use), apart from the application pool so that
+	// a caller's long transaction never starves the store's own queries.
+	await      *sql.DB
+	awaitSlots chan struct{}
+	txID       store.TxIdentity // checks a caller's transaction (tx.go)
+	retries    atomic.Int64     // statements re-run after 1213/1205
 }
 
 var (
@@ -103,15 +109,26 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
+	await, err := openDB(cfg, awaitConns)
+	if err != nil {
+		db.Close()
+		if batch != nil {
+			batch.Close()
+		}
+		return nil, err
+	}
+	await.SetMaxIdleConns(1)
 	s := &Store{
-		dialect:   res.Dialect,
-		cfg:       cfg,
-		db:        db,
-		batch:     batch,
-		database:  res.Database,
-		namespace: opts.Namespace,
-		log:       opts.Logger.With("store", string(res.Dialect)),
-		server:    info,
+		await:      await,
+		awaitSlots: make(chan struct{}, awaitConns),
+		dialect:    res.Dialect,
+		cfg:        cfg,
+		db:         db,
+		batch:      batch,
+		database:   res.Database,
+		namespace:  opts.Namespace,
+		log:        opts.Logger.With("store", string(res.Dialect)),
+		server:     info,
 	}
 	if info.galera && info.appliers < 2 {
 		// A node with one applier stalls for innodb_lock_wait_timeout when
@@ -181,6 +198,9 @@ func batchConfig(cfg *gomysql.Config) *gomysql.Config {
 	c.MultiStatements = true
 	return c
 }
+
+// awaitConns caps the connections AwaitCommit holds at once.
+const awaitConns = 4
 
 // splitConns divides the connection budget n between the application pool
 // and the batch pool, so that the two together open no more than n, the cap
@@ -254,6 +274,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 func (s *Store) Close() error {
 	var errB error
+	_ = s.await.Close()
 	if s.batch != nil {
 		if err := s.batch.Close(); err != nil {
 			errB = fmt.Errorf("mysql store: close batch pool: %w", err)

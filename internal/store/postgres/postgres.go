@@ -40,6 +40,7 @@ type Store struct {
 	ns      string
 	channel string // NOTIFY channel of wake-ups
 	log     *slog.Logger
+	txID    store.TxIdentity // checks a caller's transaction (tx.go)
 
 	mu      sync.Mutex
 	lockers map[*locker]struct{}

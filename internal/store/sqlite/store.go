@@ -37,6 +37,7 @@ type Store struct {
 	r      *sql.DB // the read pool, also handed out by DB()
 	log    *slog.Logger
 	closed atomic.Bool
+	txID   store.TxIdentity // checks a caller's transaction (tx.go)
 
 	mu      sync.Mutex
 	lockers map[*locker]struct{}

@@ -1,0 +1,50 @@
+package postgres_test
+
+import (
+	"database/sql"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the application's own pool: pgx's database/sql driver
+
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/storetest"
+	"github.com/voltro/voltro/internal/testdb"
+)
+
+// userPool opens the application's own database/sql pool on url, as an
+// application sharing DB_URL with voltro would.
+func userPool(t *testing.T, url string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(2)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func TestTxConformance(t *testing.T) {
+	var n atomic.Int32
+	var mu sync.Mutex
+	urls := map[store.Driver]string{}
+	storetest.RunTx(t, func(t *testing.T) store.Driver {
+		url := testdb.Postgres(t, fmt.Sprintf("pgtx%d", n.Add(1)))
+		d := open(t, url)
+		mu.Lock()
+		urls[d] = url
+		mu.Unlock()
+		return d
+	}, storetest.TxOptions{
+		Pool: func(t *testing.T, d store.Driver) *sql.DB {
+			mu.Lock()
+			defer mu.Unlock()
+			return userPool(t, urls[d])
+		},
+		Bare:   func(t *testing.T) *sql.DB { return userPool(t, testdb.Postgres(t, "pgtxbare")) },
+		Levels: []sql.IsolationLevel{sql.LevelReadCommitted, sql.LevelRepeatableRead, sql.LevelSerializable},
+	})
+}

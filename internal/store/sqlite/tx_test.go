@@ -1,0 +1,46 @@
+package sqlite_test
+
+import (
+	"database/sql"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/storetest"
+)
+
+// userPool opens the application's own pool on the file (modernc's driver).
+func userPool(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)&_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func TestTxConformance(t *testing.T) {
+	var mu sync.Mutex
+	paths := map[store.Driver]string{}
+	storetest.RunTx(t, func(t *testing.T) store.Driver {
+		path := filepath.Join(t.TempDir(), "tx.db")
+		s := openTest(t, path)
+		if err := s.Migrate(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		paths[s] = path
+		mu.Unlock()
+		return s
+	}, storetest.TxOptions{
+		Pool: func(t *testing.T, d store.Driver) *sql.DB {
+			mu.Lock()
+			defer mu.Unlock()
+			return userPool(t, paths[d])
+		},
+		Bare:   func(t *testing.T) *sql.DB { return userPool(t, filepath.Join(t.TempDir(), "bare.db")) },
+		Levels: []sql.IsolationLevel{sql.LevelDefault},
+	})
+}

@@ -1,0 +1,235 @@
+package storetest
+
+// The transactional part of the conformance suite: a start or a message
+// written in the caller's transaction exists if and only if it commits, a
+// transaction on another database is refused and left usable, and
+// AwaitCommit answers at the commit.
+
+import (
+	"database/sql"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+)
+
+// TxOptions tune RunTx to a store.
+type TxOptions struct {
+	// Pool opens the application's own pool (not the store's) on the
+	// database of d, the one a factory call returned.
+	Pool func(t *testing.T, d store.Driver) *sql.DB
+	// Bare opens a pool on a database of the same kind without voltro's
+	// tables.
+	Bare func(t *testing.T) *sql.DB
+	// Levels are the isolation levels to commit and roll back under
+	// (sql.LevelDefault when empty).
+	Levels []sql.IsolationLevel
+	// AwaitSeesRollback: the store's AwaitCommit answers false as soon as
+	// the transaction rolls back (not only after giving up).
+	AwaitSeesRollback bool
+}
+
+var txCluster = store.ClusterConfig{ShardCount: 4, Groups: []string{"default"}}
+
+// RunTx runs the transactional suite; the factory's stores must implement
+// store.TxWriter and store.WorkflowStore.
+func RunTx(t *testing.T, factory Factory, opts TxOptions) {
+	get := func(t *testing.T) (store.Driver, store.TxWriter, *sql.DB) {
+		d := factory(t)
+		must(d.EnsureClusterConfig(ctxT(t), txCluster))(t)
+		tw, ok := d.(store.TxWriter)
+		if !ok {
+			t.Fatalf("%T does not implement store.TxWriter", d)
+		}
+		return d, tw, opts.Pool(t, d)
+	}
+	levels := opts.Levels
+	if len(levels) == 0 {
+		levels = []sql.IsolationLevel{sql.LevelDefault}
+	}
+	for _, lv := range levels {
+		t.Run("Rollback/"+lv.String(), func(t *testing.T) {
+			d, tw, db := get(t)
+			testTxRollback(t, d, tw, db, lv, opts.AwaitSeesRollback)
+		})
+		t.Run("Commit/"+lv.String(), func(t *testing.T) { d, tw, db := get(t); testTxCommit(t, d, tw, db, lv) })
+	}
+	t.Run("StorePool", func(t *testing.T) {
+		d, tw, _ := get(t)
+		sdb, ok := d.(store.SQLDB)
+		if !ok {
+			t.Fatalf("%T does not implement store.SQLDB", d)
+		}
+		testTxCommit(t, d, tw, sdb.DB(), sql.LevelDefault)
+	})
+	t.Run("Existing", func(t *testing.T) { d, tw, db := get(t); testTxExisting(t, d, tw, db) })
+	t.Run("Foreign", func(t *testing.T) {
+		_, tw, _ := get(t)
+		_, _, otherDB := get(t) // a second voltro database: another cluster
+		testTxForeign(t, tw, otherDB, "another voltro database")
+		testTxForeign(t, tw, opts.Bare(t), "a database without voltro tables")
+		if _, _, err := tw.StartExecutionTx(ctxT(t), nil, txStart("wf_nil")); !errors.Is(err, errs.ErrInvalidArgument) {
+			t.Fatalf("a nil transaction: want invalid argument, got %v", err)
+		}
+	})
+}
+
+func txStart(id string) store.StartRequest {
+	return store.StartRequest{Exec: newExec(id), Context: store.StartContext{Subject: "user:1", Source: "api"}, Message: startMsg(id)}
+}
+
+func begin(t *testing.T, db *sql.DB, lv sql.IsolationLevel) *sql.Tx {
+	t.Helper()
+	tx, err := db.BeginTx(ctxT(t), &sql.TxOptions{Isolation: lv})
+	check(t, err)
+	t.Cleanup(func() { _ = tx.Rollback() })
+	return tx
+}
+
+// writeBoth starts run id and enqueues a plain and a deduplicated message
+// in tx, and returns the ids of the three messages.
+func writeBoth(t *testing.T, tw store.TxWriter, tx *sql.Tx, id string) []int64 {
+	t.Helper()
+	ctx := ctxT(t)
+	existing, res, err := tw.StartExecutionTx(ctx, tx, txStart(id))
+	check(t, err)
+	if existing || res.ID <= 0 || res.Duplicate {
+		t.Fatalf("start in tx: existing=%v res=%+v", existing, res)
+	}
+	plain := must(tw.EnqueueTx(ctx, tx, msg("default/1", "order", "o1", `{"n":1}`)))(t)
+	m := msg("default/1", "order", "o2", `{"n":2}`)
+	m.DedupeKey = "tx-dedupe"
+	keyed := must(tw.EnqueueTx(ctx, tx, m))(t)
+	again := must(tw.EnqueueTx(ctx, tx, m))(t)
+	if !again.Duplicate || again.ID != keyed.ID || plain.ID <= 0 || keyed.ID <= 0 || plain.Duplicate || keyed.Duplicate {
+		t.Fatalf("enqueue in tx: plain=%+v keyed=%+v again=%+v", plain, keyed, again)
+	}
+	return []int64{res.ID, plain.ID, keyed.ID}
+}
+
+func testTxRollback(t *testing.T, d store.Driver, tw store.TxWriter, db *sql.DB, lv sql.IsolationLevel, awaitSeesRollback bool) {
+	ctx := ctxT(t)
+	ws := d.(store.WorkflowStore)
+	locksBefore := must(d.ShardLocks(ctx))(t)
+	tx := begin(t, db, lv)
+	ids := writeBoth(t, tw, tx, "wf_rb")
+	var awaited chan bool
+	if cw, ok := d.(store.CommitWaiter); ok && awaitSeesRollback {
+		awaited = make(chan bool, 1)
+		go func() { ok, _ := cw.AwaitCommit(ctx, ids[0]); awaited <- ok }()
+	}
+	check(t, tx.Rollback())
+	if awaited != nil && <-awaited {
+		t.Fatal("AwaitCommit reported a rolled back message as committed")
+	}
+	if _, err := ws.GetExecution(ctx, "wf_rb"); !errors.Is(err, errs.ErrNotFound) {
+		t.Fatalf("a rolled back start must leave no run: %v", err)
+	}
+	if ms := must(d.ListMessages(ctx, store.MessageFilter{}))(t); len(ms) != 0 {
+		t.Fatalf("a rolled back transaction must leave no message: %+v", ms)
+	}
+	if _, err := ws.GetStartContext(ctx, "wf_rb"); !errors.Is(err, errs.ErrNotFound) {
+		t.Fatalf("a rolled back start must leave no start context: %v", err)
+	}
+	if after := must(d.ShardLocks(ctx))(t); !slices.Equal(locksBefore, after) {
+		t.Fatalf("a transactional write must not touch the shard ledger: %+v -> %+v", locksBefore, after)
+	}
+	if ds := must(d.DrainStats(ctx))(t); totalPending(ds) != 0 || ds.Dead != 0 {
+		t.Fatalf("drain stats after a rollback: %+v", ds)
+	}
+}
+
+func totalPending(ds store.DrainStats) int {
+	n := 0
+	for _, s := range ds.Shards {
+		n += s.Pending
+	}
+	return n
+}
+
+func testTxCommit(t *testing.T, d store.Driver, tw store.TxWriter, db *sql.DB, lv sql.IsolationLevel) {
+	ctx := ctxT(t)
+	ws := d.(store.WorkflowStore)
+	_, epoch := own(t, d, "me:1", "default/1")
+	tx := begin(t, db, lv)
+	ids := writeBoth(t, tw, tx, "wf_ok")
+	// Invisible to the store before the commit: nobody can claim it. (A
+	// SQLite file has one writer: the open transaction holds it, and a
+	// claim would wait for the commit.)
+	req := store.ClaimRequest{Owner: "me:1", Types: []string{"workflow/order", "order"}, Shards: []string{"default/1"}, Limit: 10, ClaimTTL: time.Minute}
+	if d.Dialect() != store.SQLite {
+		if got := must(d.Claim(ctx, req))(t); len(got) != 0 {
+			t.Fatalf("claimed before the commit: %+v", got)
+		}
+	}
+	var awaited chan bool
+	if cw, ok := d.(store.CommitWaiter); ok {
+		awaited = make(chan bool, 1)
+		go func() { ok, err := cw.AwaitCommit(ctx, ids[1]); awaited <- ok && err == nil }()
+	}
+	check(t, tx.Commit())
+	if awaited != nil && !<-awaited {
+		t.Fatal("AwaitCommit did not report the committed message")
+	}
+	x := must(ws.GetExecution(ctx, "wf_ok"))(t)
+	if x.Status != store.ExecRunning || x.Name != "order" || string(x.Input) != `{"n":1}` {
+		t.Fatalf("committed run: %+v", x)
+	}
+	if sc := must(ws.GetStartContext(ctx, "wf_ok"))(t); sc.Subject != "user:1" || sc.Source != "api" {
+		t.Fatalf("committed start context: %+v", sc)
+	}
+	got := must(d.Claim(ctx, req))(t)
+	var gotIDs []int64
+	for _, m := range got {
+		gotIDs = append(gotIDs, m.ID)
+		if m.ClaimEpoch != epoch {
+			t.Fatalf("claimed at epoch %d, want %d: %+v", m.ClaimEpoch, epoch, m)
+		}
+	}
+	if !slices.Equal(gotIDs, ids) || got[0].Tag != "start" || got[1].Headers["h"] != "v" {
+		t.Fatalf("after the commit the owner claims the three messages %v, got %+v", ids, got)
+	}
+}
+
+func testTxExisting(t *testing.T, d store.Driver, tw store.TxWriter, db *sql.DB) {
+	ctx := ctxT(t)
+	ws := d.(store.WorkflowStore)
+	_, _, first, err := ws.StartExecution(ctx, newExec("wf_x"), store.StartContext{}, startMsg("wf_x"), nil)
+	check(t, err)
+	tx := begin(t, db, sql.LevelDefault)
+	q := txStart("wf_x")
+	q.Exec.Input = []byte(`{"n":2}`)
+	existing, res, err := tw.StartExecutionTx(ctx, tx, q)
+	check(t, err)
+	if !existing || res.ID != 0 {
+		t.Fatalf("a start of an existing id: existing=%v res=%+v", existing, res)
+	}
+	check(t, tx.Commit())
+	if x := must(ws.GetExecution(ctx, "wf_x"))(t); string(x.Input) != `{"n":1}` {
+		t.Fatalf("the existing run must be kept: %+v", x)
+	}
+	if ms := must(d.ListMessages(ctx, store.MessageFilter{}))(t); len(ms) != 1 || ms[0].ID != first.ID {
+		t.Fatalf("only the first start message: %+v", ms)
+	}
+}
+
+// testTxForeign: a transaction on another database is refused before any
+// write, with an invalid-argument error, and stays usable.
+func testTxForeign(t *testing.T, tw store.TxWriter, db *sql.DB, what string) {
+	ctx := ctxT(t)
+	tx := begin(t, db, sql.LevelDefault)
+	if _, _, err := tw.StartExecutionTx(ctx, tx, txStart("wf_f")); !errors.Is(err, errs.ErrInvalidArgument) {
+		t.Fatalf("a start in a transaction on %s: want invalid argument, got %v", what, err)
+	}
+	if _, err := tw.EnqueueTx(ctx, tx, msg("default/1", "order", "o1", `{}`)); !errors.Is(err, errs.ErrInvalidArgument) {
+		t.Fatalf("a send in a transaction on %s: want invalid argument, got %v", what, err)
+	}
+	var one int
+	if err := tx.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("the transaction on %s must stay usable after the refusal: %v", what, err)
+	}
+	check(t, tx.Commit())
+}

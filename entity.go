@@ -5,6 +5,7 @@ package voltro
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"time"
 
@@ -108,6 +109,18 @@ func (e *Entity[M, R]) Send(ctx context.Context, a *App, id string, msg M, opts 
 		return err
 	}
 	_, err = a.e.Send(ctx, m)
+	return err
+}
+
+// SendTx persists the message in the caller's transaction tx, opened on
+// the App's database (see Workflow.StartTx): the message exists if and only
+// if tx commits, and its owner delivers it as soon as tx commits.
+func (e *Entity[M, R]) SendTx(ctx context.Context, a *App, tx *sql.Tx, id string, msg M, opts ...SendOption) error {
+	m, err := e.message(id, msg, opts)
+	if err != nil {
+		return err
+	}
+	_, err = a.e.SendTx(ctx, tx, m)
 	return err
 }
 

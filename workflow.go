@@ -7,6 +7,7 @@ package voltro
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -100,6 +101,33 @@ func (w *Workflow[I, O]) Start(ctx context.Context, a *App, in I, opts ...StartO
 		return nil, err
 	}
 	return &Handle[O]{ID: x.ID, a: a}, nil
+}
+
+// StartTx starts a run in the caller's transaction tx, opened on the App's
+// database (App.DB(), or the application's own pool on the same URL): the
+// run exists if and only if tx commits, and its owner starts it as soon as
+// tx commits. A transaction on another database, or any start on the
+// memory store, is refused with an error matching ErrInvalidArgument
+// before anything is written. See docs/workflows.md, "Starting in your
+// transaction", for the pools and isolation levels supported.
+func (w *Workflow[I, O]) StartTx(ctx context.Context, a *App, tx *sql.Tx, in I, opts ...StartOption) (*Handle[O], error) {
+	wf, err := a.workflows()
+	if err != nil {
+		return nil, err
+	}
+	input, err := json.Marshal(in)
+	if err != nil {
+		return nil, errs.Wrap(errs.CodeInvalidArgument, err, "workflow "+w.name+": cannot encode input")
+	}
+	var o workflow.StartOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	id, _, err := wf.StartTx(ctx, tx, w.name, input, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Handle[O]{ID: id, a: a}, nil
 }
 
 // Run starts a run and waits for its result.

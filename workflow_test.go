@@ -16,7 +16,7 @@ import (
 	"github.com/voltro/voltro/internal/workflow/wftest"
 )
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -83,6 +83,12 @@ type Engine struct {
 	closeOnce  sync.Once
 	extraMux   []func(*http.ServeMux)
 	release    func() error // the SQLite ownership guard
+
+	// bg lives from New to Close: the commit waiters of transactional
+	// writes (tx.go) run under it, counted by watchers.
+	bg       context.Context
+	stopBG   context.CancelFunc
+	watchers sync.WaitGroup
 }
 
 // New opens (or takes) the store, migrates it, checks the cluster config and
@@ -94,6 +100,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		log = slog.Default()
 	}
 	e := &Engine{cfg: cfg, log: log, tel: opts.Telemetry, facts: opts.Facts, waiters: map[int64][]chan store.Reply{}, groups: map[string]string{}}
+	e.bg, e.stopBG = context.WithCancel(context.Background())
 	if e.tel == nil {
 		e.tel = observe.New(nil, cfg.ReplicaID)
 	}
@@ -122,6 +129,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	e.d = d
 	fail := func(err error) (*Engine, error) {
+		e.stopBG()
 		if e.ownsStore {
 			_ = d.Close()
 		}
@@ -344,6 +352,10 @@ func bindHost(host string) string {
 func (e *Engine) Close(ctx context.Context) error {
 	var err error
 	e.closeOnce.Do(func() {
+		e.mu.Lock()
+		e.stopBG() // under mu: AfterCommit adds no watcher after this
+		e.mu.Unlock()
+		e.watchers.Wait()
 		if e.started.IsZero() { // never started
 			if e.ownsStore {
 				err = e.d.Close()

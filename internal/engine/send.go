@@ -99,12 +99,8 @@ func (e *Engine) send(ctx context.Context, in Message, wait bool) (Sent, chan st
 	if in.EntityType == "" || in.EntityID == "" {
 		return Sent{}, nil, errs.New(errs.CodeInvalidArgument, "a message needs an entity type and an entity id")
 	}
-	shard := e.ShardOf(in.EntityType, in.EntityID, in.Group)
-	m := &store.Message{
-		Shard: shard, EntityType: in.EntityType, EntityID: in.EntityID, Tag: in.Tag,
-		Payload: in.Payload, Headers: e.tel.InjectHeaders(ctx, in.Headers), DedupeKey: in.DedupeKey,
-		Delay: in.Delay, DeliverAt: in.DeliverAt,
-	}
+	m := e.storeMessage(ctx, in)
+	shard := m.Shard
 	if wait && e.cfg.Clustered() {
 		m.ReplyTo = e.address
 	}
@@ -123,6 +119,16 @@ func (e *Engine) send(ctx context.Context, in Message, wait bool) (Sent, chan st
 	}
 	e.Dispatched(*m, res)
 	return out, ch, nil
+}
+
+// storeMessage is the stored form of in, on its entity's shard, with the
+// trace context of ctx in its headers.
+func (e *Engine) storeMessage(ctx context.Context, in Message) *store.Message {
+	return &store.Message{
+		Shard: e.ShardOf(in.EntityType, in.EntityID, in.Group), EntityType: in.EntityType, EntityID: in.EntityID, Tag: in.Tag,
+		Payload: in.Payload, Headers: e.tel.InjectHeaders(ctx, in.Headers), DedupeKey: in.DedupeKey,
+		Delay: in.Delay, DeliverAt: in.DeliverAt,
+	}
 }
 
 // ClaimFor returns the claim-at-insert for a message this runner will

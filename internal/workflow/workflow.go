@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -158,31 +159,13 @@ func (w *Engine) Start(ctx context.Context, name string, input []byte, o StartOp
 }
 
 func (w *Engine) start(ctx context.Context, name string, input []byte, o StartOptions) (store.Execution, error) {
-	if name == "" {
-		return store.Execution{}, errs.New(errs.CodeInvalidArgument, "workflow name is empty")
-	}
-	if len(input) == 0 {
-		input = []byte("null")
-	}
-	if err := checkPayload("workflow "+name+": input", input); err != nil {
+	ctx, q, endSpan, err := w.startRequest(ctx, name, input, o)
+	if err != nil {
 		return store.Execution{}, err
 	}
-	id := o.ID
-	if id == "" && o.Key != "" {
-		id = ExecutionID(name, o.Key)
-	}
-	if id == "" {
-		id = newRunID(time.Now())
-	}
-	typ := EntityPrefix + name
-	shard := w.e.ShardOf(typ, id, "")
-	x := store.Execution{ID: id, Name: name, Shard: shard, Key: o.Key, Input: input, ParentID: o.ParentID, ParentClose: o.ParentClose}
-	// The run keeps the start span's trace context: its replays join it.
-	ctx, endSpan := w.tel.StartWorkflow(ctx, name, id, o.Trace)
-	sc := store.StartContext{Subject: o.Subject, Trace: cmp.Or(observe.Traceparent(ctx), o.Trace), Source: o.Source, ParentID: o.ParentID, ParentClose: o.ParentClose}
-	msg := &store.Message{Shard: shard, EntityType: typ, EntityID: id, Tag: TagStart, DedupeKey: store.RunStartKey(id), Headers: w.tel.InjectHeaders(ctx, nil)}
-	claim := w.e.ClaimFor(shard, typ)
-	out := w.starts.start(ctx, store.StartRequest{Exec: x, Context: sc, Message: msg, Claim: claim})
+	msg := q.Message
+	q.Claim = w.e.ClaimFor(msg.Shard, msg.EntityType)
+	out := w.starts.start(ctx, q)
 	stored, existing, res, err := out.Stored, out.Existing, out.Result, out.Err
 	endSpan(err == nil && !existing, err)
 	if err != nil {
@@ -200,6 +183,62 @@ func (w *Engine) start(ctx context.Context, name string, input []byte, o StartOp
 		w.local.Delete(stored.ID)
 	}
 	return stored, nil
+}
+
+// StartTx starts a run in the caller's transaction tx: the run exists if
+// and only if tx commits, and its owner starts it as soon as it does. It
+// returns the run's id, and existing=true when a run with that id (its
+// key's) was there already. The workflow need not be registered here.
+func (w *Engine) StartTx(ctx context.Context, tx *sql.Tx, name string, input []byte, o StartOptions) (id string, existing bool, err error) {
+	tw, err := w.e.TxWriter()
+	if err != nil {
+		return "", false, err
+	}
+	if o.Source == "" {
+		o.Source = "api"
+	}
+	ctx, q, endSpan, err := w.startRequest(ctx, name, input, o)
+	if err != nil {
+		return "", false, err
+	}
+	existing, res, err := tw.StartExecutionTx(ctx, tx, q)
+	endSpan(err == nil && !existing, err)
+	if err != nil {
+		return "", false, err
+	}
+	if !existing && !res.Duplicate {
+		w.e.AfterCommit(q.Message.Shard, res.ID)
+	}
+	return q.Exec.ID, existing, nil
+}
+
+// startRequest builds a start: the run, its start context and its start
+// message, under a start span (end it with the outcome).
+func (w *Engine) startRequest(ctx context.Context, name string, input []byte, o StartOptions) (context.Context, store.StartRequest, func(bool, error), error) {
+	if name == "" {
+		return ctx, store.StartRequest{}, nil, errs.New(errs.CodeInvalidArgument, "workflow name is empty")
+	}
+	if len(input) == 0 {
+		input = []byte("null")
+	}
+	if err := checkPayload("workflow "+name+": input", input); err != nil {
+		return ctx, store.StartRequest{}, nil, err
+	}
+	id := o.ID
+	if id == "" && o.Key != "" {
+		id = ExecutionID(name, o.Key)
+	}
+	if id == "" {
+		id = newRunID(time.Now())
+	}
+	typ := EntityPrefix + name
+	shard := w.e.ShardOf(typ, id, "")
+	x := store.Execution{ID: id, Name: name, Shard: shard, Key: o.Key, Input: input, ParentID: o.ParentID, ParentClose: o.ParentClose}
+	// The run keeps the start span's trace context: its replays join it.
+	ctx, endSpan := w.tel.StartWorkflow(ctx, name, id, o.Trace)
+	sc := store.StartContext{Subject: o.Subject, Trace: cmp.Or(observe.Traceparent(ctx), o.Trace), Source: o.Source, ParentID: o.ParentID, ParentClose: o.ParentClose}
+	msg := &store.Message{Shard: shard, EntityType: typ, EntityID: id, Tag: TagStart, DedupeKey: store.RunStartKey(id), Headers: w.tel.InjectHeaders(ctx, nil)}
+	return ctx, store.StartRequest{Exec: x, Context: sc, Message: msg}, endSpan, nil
 }
 
 // wake sends a message to a run (dedupe makes repeats harmless).

@@ -119,11 +119,7 @@ func (w *Workflow[I, O]) StartTx(ctx context.Context, a *App, tx *sql.Tx, in I, 
 	if err != nil {
 		return nil, errs.Wrap(errs.CodeInvalidArgument, err, "workflow "+w.name+": cannot encode input")
 	}
-	var o workflow.StartOptions
-	for _, f := range opts {
-		f(&o)
-	}
-	id, _, err := wf.StartTx(ctx, tx, w.name, input, o)
+	id, _, err := wf.StartTx(ctx, tx, w.name, input, startOptionsOf(opts))
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,19 +24,15 @@ single-row commit rate from the same run beside them.`
 // runBenchCDC parses args (after "bench cdc"), runs cdc.RunBench and
 // prints the result to stdout.
 func runBenchCDC(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench cdc", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, benchCDCUsage) }
+	fs := flags("bench cdc", benchCDCUsage, stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, benchCDCUsage); fs.PrintDefaults() }
 	db := fs.String("db", "", "database URL (default DB_URL)")
 	samples := fs.Int("samples", 500, "sequential write -> delivery rounds")
 	events := fs.Int("events", 10000, "rows written in the rate phase")
 	writers := fs.Int("writers", 4, "concurrent writers in the rate phase")
 	batch := fs.Int("batch", 1, "rows per transaction in the rate phase")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return errs.Wrap(errs.CodeInvalidArgument, err, "bench cdc")
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	cfg, err := cdc.ConfigFromEnv(env)
 	if err != nil {

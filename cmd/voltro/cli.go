@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/mattn/go-isatty"
 
@@ -19,15 +20,25 @@ import (
 	"github.com/voltro/voltro/internal/store/open"
 )
 
-// flags builds a flag set whose errors and --help go to stderr.
+// flags builds a flag set whose errors and --help go to stderr (stdout when
+// help is asked for, see run). synopsis is what follows "usage: voltro ",
+// or a whole usage text that starts with "usage:".
 func flags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("voltro "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: voltro %s\n", synopsis)
+		fmt.Fprintln(stderr, usageText(synopsis))
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// usageText is synopsis as a usage text, said once.
+func usageText(synopsis string) string {
+	if strings.HasPrefix(synopsis, "usage:") {
+		return synopsis
+	}
+	return "usage: voltro " + synopsis
 }
 
 // parse parses args, mapping flag errors to errHelp / errUsage.
@@ -76,7 +87,11 @@ func colour(w io.Writer, env func(string) string) bool {
 	return ok && isatty.IsTerminal(f.Fd())
 }
 
-func runVersion(_ context.Context, _ []string, _ func(string) string, stdout, _ io.Writer) error {
+func runVersion(_ context.Context, args []string, _ func(string) string, stdout, stderr io.Writer) error {
+	fs := flags("version", "version", stderr)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
 	fmt.Fprintln(stdout, "voltro", version)
 	return nil
 }

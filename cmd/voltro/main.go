@@ -8,30 +8,36 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
+
+	"github.com/voltro/voltro/internal/errs"
 )
 
 // command is one subcommand.
 type command struct {
 	summary string
 	run     func(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error
+	// subs are its subcommands, each answering --help (the table's test
+	// walks them)
+	subs []string
 }
 
 // commands is the command table; `voltro help` prints it.
 func commands() map[string]command {
 	return map[string]command{
-		"demo":      {"run the demo app on the embedded default (a SQLite file here) or DB_URL", runDemo},
-		"gc":        {"delete what the retention no longer keeps, per table: gc [--dry-run] [--format json]", runGC},
-		"bench":     {"benchmarks beside the database's commit rate: bench messages | workflows | cdc", runBench},
-		"cluster":   {"one row per running instance and the shared state: cluster status [--process NAME] [--format json]", runCluster},
-		"schedules": {"schedules and their runs: schedules list | runs NAME [--format json]", runSchedules},
-		"watch":     {"a table's changes as they commit: watch TABLE [--where COL=VALUE] [--format json]", runWatch},
-		"logs":      {"recent log records of every running instance, merged by time: logs [--tail N] [--boot] [--process NAME] [--format json]", runLogs},
-		"traces":    {"one workflow execution's timeline across instances: traces EXECUTION_ID [--format json]", runTraces},
-		"messages":  {"list messages and dead letters; dead-letter a type's backlog (dead --type T); replay a dead letter", runMessages},
-		"migrate":   {"apply the database migrations of DB_URL and exit", runMigrate},
-		"version":   {"print the version", runVersion},
-		"workflows": {"start, get, list, cancel and signal workflow runs through DB_URL", runWorkflows},
+		"demo":      {"run the demo app on the embedded default (a SQLite file here) or DB_URL", runDemo, nil},
+		"gc":        {"delete what the retention no longer keeps, per table: gc [--dry-run] [--format json]", runGC, nil},
+		"bench":     {"benchmarks beside the database's commit rate: bench messages | workflows | cdc", runBench, []string{"messages", "workflows", "cdc"}},
+		"cluster":   {"one row per running instance and the shared state: cluster status [--process NAME] [--format json]", runCluster, []string{"status"}},
+		"schedules": {"schedules and their runs: schedules list | runs NAME [--format json]", runSchedules, []string{"list", "runs"}},
+		"watch":     {"a table's changes as they commit: watch TABLE [--where COL=VALUE] [--format json]", runWatch, nil},
+		"logs":      {"recent log records of every running instance, merged by time: logs [--tail N] [--boot] [--process NAME] [--format json]", runLogs, nil},
+		"traces":    {"one workflow execution's timeline across instances: traces EXECUTION_ID [--format json]", runTraces, nil},
+		"messages":  {"list messages and dead letters; dead-letter a type's backlog (dead --type T); replay a dead letter", runMessages, []string{"list", "dead", "replay"}},
+		"migrate":   {"apply the database migrations of DB_URL and exit", runMigrate, nil},
+		"version":   {"print the version", runVersion, nil},
+		"workflows": {"start, get, list, cancel and signal workflow runs through DB_URL", runWorkflows, []string{"start", "get", "list", "cancel", "signal"}},
 	}
 }
 
@@ -77,6 +83,11 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 		usage(stderr)
 		return 2
 	}
+	if wantsHelp(args[1:]) {
+		// the usage is the output asked for: every command prints its
+		// usage to what it takes as stderr
+		stderr = stdout
+	}
 	if err := cmd.run(ctx, args[1:], env, stdout, stderr); err != nil {
 		if errors.Is(err, errHelp) {
 			return 0
@@ -84,7 +95,12 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 		if errors.Is(err, errUsage) {
 			return 2
 		}
-		fmt.Fprintf(stderr, "voltro %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "voltro %s: %s\n", args[0], errorText(err))
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "(voltro %s --help shows the usage)\n", args[0])
+			return 2
+		}
 		return 1
 	}
 	return 0
@@ -95,3 +111,34 @@ var errUsage = errors.New("usage")
 
 // errHelp: --help was asked for and printed.
 var errHelp = errors.New("help")
+
+// usageError is a bad argument the flag package cannot judge (a value not
+// in its set): printed with a pointer to --help, exit 2.
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
+// badArg builds a usageError with code invalid_argument.
+func badArg(format string, args ...any) error {
+	return usageError{errs.New(errs.CodeInvalidArgument, format, args...)}
+}
+
+// wantsHelp reports whether args ask for help (before a "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help", "--h", "help":
+			return true
+		}
+	}
+	return false
+}
+
+// errorText is err for a line that already starts with "voltro CMD:": the
+// library's "voltro " before an error code is not said again.
+func errorText(err error) string {
+	s := strings.TrimPrefix(err.Error(), "voltro ")
+	return strings.ReplaceAll(s, ": voltro ", ": ")
+}

@@ -26,7 +26,7 @@ func runMessages(ctx context.Context, args []string, env func(string) string, st
 		fmt.Fprintln(stderr, "       voltro messages replay MESSAGE_ID")
 		fmt.Fprintln(stderr, "dead moves the pending messages of entity type T (of entity ID) to dead letters, replayable")
 		fmt.Fprintln(stderr, "one by one with replay; it refuses a type a live runner hosts unless --force.")
-		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
+		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
 			return errHelp
 		}
 		return errUsage
@@ -70,7 +70,7 @@ func runMessages(ctx context.Context, args []string, env func(string) string, st
 	switch store.MessageState(*state) {
 	case "", store.StatePending, store.StateClaimed, store.StateProcessed, store.StateDead:
 	default:
-		return fmt.Errorf("--state %q: use pending, claimed, processed or dead", *state)
+		return badArg("--state %q is not a message state: use pending, claimed, processed or dead", *state)
 	}
 	d, _, err := openStore(ctx, env, "")
 	if err != nil {

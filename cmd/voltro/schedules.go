@@ -30,34 +30,31 @@ func runSchedules(ctx context.Context, args []string, env func(string) string, s
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprintln(stderr, schedulesUsage)
 		if len(args) == 0 {
-			return errs.New(errs.CodeInvalidArgument, "voltro schedules: missing subcommand (list or runs)")
+			return badArg("missing subcommand: use list or runs")
 		}
-		return nil
+		return errHelp
 	}
-	fs := flag.NewFlagSet("voltro schedules "+args[0], flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := flags("schedules "+args[0], schedulesUsage, stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, schedulesUsage) }
 	format := fs.String("format", "table", "table or json")
 	limit := fs.Int("limit", 50, "runs to show, newest first")
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
-		return errs.Wrap(errs.CodeInvalidArgument, err, "voltro schedules "+args[0])
+		return err
 	}
 	if *format != "table" && *format != "json" {
-		return errs.New(errs.CodeInvalidArgument, "voltro schedules: --format %q is not table or json", *format)
+		return badArg("--format %q: use table or json", *format)
 	}
 	if *limit <= 0 {
-		return errs.New(errs.CodeInvalidArgument, "voltro schedules: --limit %d is not positive", *limit)
+		return badArg("--limit %d is not positive", *limit)
 	}
 	switch {
 	case args[0] == "list" && len(pos) == 0:
 	case args[0] == "runs" && len(pos) == 1:
 	case args[0] == "list" || args[0] == "runs":
-		fmt.Fprintln(stderr, schedulesUsage)
-		return errs.New(errs.CodeInvalidArgument, "voltro schedules %s: wrong arguments %q", args[0], pos)
+		return badArg("%s: wrong arguments %q", args[0], pos)
 	default:
-		fmt.Fprintln(stderr, schedulesUsage)
-		return errs.New(errs.CodeInvalidArgument, "voltro schedules: unknown subcommand %q (want list or runs)", args[0])
+		return badArg("unknown subcommand %q: use list or runs", args[0])
 	}
 	st, err := schedule.OpenURL(ctx, env("DB_URL"), env("DB_DIALECT"))
 	if err != nil {
@@ -75,7 +72,7 @@ func runSchedules(ctx context.Context, args []string, env func(string) string, s
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parse(fs, args); err != nil {
 			return nil, err
 		}
 		if fs.NArg() == 0 {

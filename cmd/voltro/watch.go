@@ -7,8 +7,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/voltro/voltro/internal/cdc"
 	"github.com/voltro/voltro/internal/cdc/delta"
-	"github.com/voltro/voltro/internal/errs"
 )
 
 // watchUsage is the help text of the watch command.
@@ -32,8 +29,7 @@ means changes may have been missed.`
 // runWatch parses args and runs the watch command until ctx ends. Logs go
 // to stderr, changes to stdout.
 func runWatch(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := flags("watch", watchUsage, stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, watchUsage) }
 	var where multiFlag
 	fs.Var(&where, "where", "COL=VALUE filter (repeatable)")
@@ -41,27 +37,22 @@ func runWatch(ctx context.Context, args []string, env func(string) string, stdou
 	// the table may come before, between or after the flags
 	var table string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
-			}
-			return errs.Wrap(errs.CodeInvalidArgument, err, "watch")
+		if err := parse(fs, args); err != nil {
+			return err
 		}
 		if fs.NArg() == 0 {
 			break
 		}
 		if table != "" {
-			fs.Usage()
-			return errs.New(errs.CodeInvalidArgument, "watch: want exactly one TABLE, got %q and %q", table, fs.Arg(0))
+			return badArg("want exactly one TABLE, got %q and %q", table, fs.Arg(0))
 		}
 		table, args = fs.Arg(0), fs.Args()[1:]
 	}
 	if table == "" {
-		fs.Usage()
-		return errs.New(errs.CodeInvalidArgument, "watch: want a TABLE")
+		return badArg("want a TABLE")
 	}
 	if *format != "text" && *format != "json" {
-		return errs.New(errs.CodeInvalidArgument, "watch: --format %q: want text or json", *format)
+		return badArg("--format %q: use text or json", *format)
 	}
 	filter, err := delta.ParseFilter(where)
 	if err != nil {

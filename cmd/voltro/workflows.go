@@ -109,6 +109,12 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 		fmt.Fprintln(stderr, workflowsUsage)
 		return errUsage
 	}
+	if *format != "table" && *format != "json" {
+		return badArg("--format %q: use table or json", *format)
+	}
+	if err := checkRunStatus(*status); err != nil {
+		return err
+	}
 	w, done, err := workflowClient(ctx, env)
 	if err != nil {
 		return err
@@ -127,6 +133,22 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 		return workflowSignal(ctx, w, pos[0], pos[1], *payload, stdout)
 	}
 	return nil
+}
+
+// runStatuses are the values of workflows list --status.
+var runStatuses = []store.ExecStatus{store.ExecRunning, store.ExecSuspended, store.ExecCompleted, store.ExecFailed, store.ExecCancelled}
+
+// checkRunStatus refuses a --status that is no run status: listing it would
+// print an empty table as if no run matched.
+func checkRunStatus(s string) error {
+	names := make([]string, len(runStatuses))
+	for i, st := range runStatuses {
+		if string(st) == s || s == "" {
+			return nil
+		}
+		names[i] = string(st)
+	}
+	return badArg("--status %q is not a run status: use %s", s, strings.Join(names, ", "))
 }
 
 // workflowStart starts workflow name with input (JSON) and prints the

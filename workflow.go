@@ -83,11 +83,12 @@ func WithTrace(tp string) StartOption { return func(o *startOptions) { o.Trace =
 // Handle names a run and waits for its result.
 type Handle[O any] struct {
 	ID string
-	a  *App
+	a  Runs
 }
 
-// Start starts a run and returns its handle at once.
-func (w *Workflow[I, O]) Start(ctx context.Context, a *App, in I, opts ...StartOption) (*Handle[O], error) {
+// Start starts a run and returns its handle at once. a is the App, or a
+// Client (the workflow need not be registered where it starts).
+func (w *Workflow[I, O]) Start(ctx context.Context, a Runs, in I, opts ...StartOption) (*Handle[O], error) {
 	wf, err := a.workflows()
 	if err != nil {
 		return nil, err
@@ -103,14 +104,15 @@ func (w *Workflow[I, O]) Start(ctx context.Context, a *App, in I, opts ...StartO
 	return &Handle[O]{ID: x.ID, a: a}, nil
 }
 
-// StartTx starts a run in the caller's transaction tx, opened on the App's
-// database (App.DB(), or the application's own pool on the same URL): the
+// StartTx starts a run in the caller's transaction tx, opened on the
+// database of a, the App or a Client (App.DB(), or the application's own
+// pool on the same URL): the
 // run exists if and only if tx commits, and its owner starts it as soon as
 // tx commits. A transaction on another database, or any start on the
 // memory store, is refused with an error matching ErrInvalidArgument
-// before anything is written. See docs/workflows.md, "Starting in your
-// transaction", for the pools and isolation levels supported.
-func (w *Workflow[I, O]) StartTx(ctx context.Context, a *App, tx *sql.Tx, in I, opts ...StartOption) (*Handle[O], error) {
+// before anything is written. See docs/transactions.md for the pools and
+// isolation levels supported.
+func (w *Workflow[I, O]) StartTx(ctx context.Context, a Runs, tx *sql.Tx, in I, opts ...StartOption) (*Handle[O], error) {
 	wf, err := a.workflows()
 	if err != nil {
 		return nil, err
@@ -127,7 +129,7 @@ func (w *Workflow[I, O]) StartTx(ctx context.Context, a *App, tx *sql.Tx, in I, 
 }
 
 // Run starts a run and waits for its result.
-func (w *Workflow[I, O]) Run(ctx context.Context, a *App, in I, opts ...StartOption) (O, error) {
+func (w *Workflow[I, O]) Run(ctx context.Context, a Runs, in I, opts ...StartOption) (O, error) {
 	h, err := w.Start(ctx, a, in, opts...)
 	if err != nil {
 		var zero O
@@ -136,8 +138,9 @@ func (w *Workflow[I, O]) Run(ctx context.Context, a *App, in I, opts ...StartOpt
 	return h.Result(ctx)
 }
 
-// GetHandle returns a handle for an existing execution id.
-func GetHandle[O any](a *App, id string) *Handle[O] { return &Handle[O]{ID: id, a: a} }
+// GetHandle returns a handle for an existing execution id, read through a
+// (the App or a Client).
+func GetHandle[O any](a Runs, id string) *Handle[O] { return &Handle[O]{ID: id, a: a} }
 
 // Result waits for the run to finish and returns its output, or its error
 // (errors.Is works on the error's code, e.g. ErrCancelled).

@@ -14,10 +14,8 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/config"
-	"github.com/voltro/voltro/internal/engine"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
-	"github.com/voltro/voltro/internal/store/open"
 	"github.com/voltro/voltro/internal/workflow"
 )
 
@@ -48,24 +46,7 @@ func workflowClient(ctx context.Context, env func(string) string) (*workflow.Eng
 		return nil, nil, err
 	}
 	cfg.Warnings = nil
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	// Read and write the database directly; do not take the SQLite
-	// ownership guard: a running engine may hold it.
-	d, err := open.Open(ctx, cfg, quiet)
-	if err != nil {
-		return nil, nil, err
-	}
-	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: d, Logger: quiet})
-	if err != nil {
-		d.Close()
-		return nil, nil, err
-	}
-	w, err := workflow.New(e)
-	if err != nil {
-		d.Close()
-		return nil, nil, err
-	}
-	return w, func() { w.Close(); _ = e.Close(context.Background()); d.Close() }, nil
+	return workflow.OpenClient(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 func runWorkflows(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {

@@ -43,6 +43,10 @@ type Options struct {
 	Telemetry *observe.Telemetry
 	// Facts are what inspect reports about the instance's other parts.
 	Facts Facts
+	// Client: the engine only writes and reads (starts, signals, cancels):
+	// it is never started, hosts nothing, takes no shard and logs no boot
+	// lines; it finds a shard's owner in the ledger to wake it.
+	Client bool
 }
 
 // Engine is one running instance.
@@ -67,7 +71,8 @@ type Engine struct {
 	wakes   bool // the store pushes wake-ups itself
 	// private: single-process runner storage on a shared SQL store; shard
 	// ids carry the replica id (runner.PrivateGroups).
-	private bool
+	private    bool
+	clientOnly bool // Options.Client
 
 	mu      sync.Mutex
 	waiters map[int64][]chan store.Reply
@@ -99,7 +104,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	e := &Engine{cfg: cfg, log: log, tel: opts.Telemetry, facts: opts.Facts, waiters: map[int64][]chan store.Reply{}, groups: map[string]string{}}
+	e := &Engine{cfg: cfg, log: log, tel: opts.Telemetry, facts: opts.Facts, clientOnly: opts.Client, waiters: map[int64][]chan store.Reply{}, groups: map[string]string{}}
 	e.bg, e.stopBG = context.WithCancel(context.Background())
 	if e.tel == nil {
 		e.tel = observe.New(nil, cfg.ReplicaID)
@@ -186,7 +191,9 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		EntityTypes: e.deliv.Types, Meta: registry.RunnerMeta{Process: cfg.ProcessName, PID: os.Getpid(), Host: hostname()}.Encode(),
 	})
 	e.sweeper = e.newSweeper(d)
-	e.bootLog()
+	if !e.clientOnly {
+		e.bootLog()
+	}
 	return e, nil
 }
 
@@ -282,6 +289,9 @@ func (e *Engine) HandleHTTP(f func(*http.ServeMux)) { e.extraMux = append(e.extr
 
 // Start listens and starts the loops. It returns once the instance serves.
 func (e *Engine) Start(ctx context.Context) error {
+	if e.clientOnly {
+		return errs.New(errs.CodeInvalidArgument, "a client engine hosts nothing and never starts")
+	}
 	e.started = time.Now()
 	if e.cfg.Clustered() {
 		if err := e.listenRPC(); err != nil {

@@ -174,16 +174,35 @@ func (e *Engine) wakeOwner(shard string) {
 		return
 	}
 	owner := e.runner.Owner(shard)
-	if owner == "" || owner == e.address {
+	if (owner == "" && !e.clientOnly) || owner == e.address {
 		return
 	}
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
+		if owner == "" { // a client: it keeps no view of the ring
+			if owner = e.ledgerOwner(ctx, shard); owner == "" {
+				return
+			}
+		}
 		if err := e.client.Wake(ctx, owner, []string{shard}); err != nil {
 			e.log.Debug("runner rpc: wake failed; the owner will poll", "owner", owner, "err", err)
 		}
 	}()
+}
+
+// ledgerOwner is the live owner of shard in the ledger, or "".
+func (e *Engine) ledgerOwner(ctx context.Context, shard string) string {
+	locks, err := e.d.ShardLocks(ctx)
+	if err != nil {
+		return ""
+	}
+	for _, l := range locks {
+		if l.Shard == shard && !l.Expired {
+			return l.Owner
+		}
+	}
+	return ""
 }
 
 // Request sends and waits for the final reply (or ctx's deadline). A

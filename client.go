@@ -1,0 +1,138 @@
+package voltro
+
+// The client: start, signal, cancel, read and await workflow runs from a
+// process that hosts nothing (a web tier, a script, the CLI). It joins no
+// shard ring: no runner row, no shard locks, no runner port, no boot lines.
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+
+	"github.com/voltro/voltro/internal/config"
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/workflow"
+)
+
+// Runs is what starts and reads workflow runs: an *App, or a *Client.
+type Runs interface {
+	workflows() (*workflow.Engine, error)
+}
+
+var (
+	_ Runs = (*App)(nil)
+	_ Runs = (*Client)(nil)
+)
+
+// Client starts, signals, cancels, reads and awaits workflow runs on the
+// cluster's database without hosting anything: the instances that host a
+// workflow run what the client starts. A run started by name for a
+// workflow no instance hosts yet is stored and waits for one that does.
+type Client struct {
+	wf    *workflow.Engine
+	close func()
+}
+
+// NewClient opens the database (DB_URL, or WithDB) as a client. It takes
+// WithDB, WithEnv and WithLogger (default: slog.Default()); the store is
+// migrated and its cluster config checked as New does. Close it when done.
+func NewClient(ctx context.Context, opts ...Option) (*Client, error) {
+	o := appOptions{env: os.Getenv}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	cfg, err := config.FromEnv(o.env, o.dbURL)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.DB.Dialect == store.Memory {
+		return nil, errs.New(errs.CodeInvalidArgument, "a client needs the cluster's database: a memory store is the process's own (use the App)")
+	}
+	cfg.Warnings = nil // about hosting, which a client does not do
+	wf, done, err := workflow.OpenClient(ctx, cfg, o.logger)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{wf: wf, close: done}, nil
+}
+
+func (c *Client) workflows() (*workflow.Engine, error) { return c.wf, nil }
+
+// Close closes the client's database connections.
+func (c *Client) Close() error {
+	c.close()
+	return nil
+}
+
+// Start starts a run of the workflow registered as name with input (any
+// JSON-encodable value) and returns its id. WithKey makes it idempotent.
+func (c *Client) Start(ctx context.Context, name string, input any, opts ...StartOption) (string, error) {
+	b, err := json.Marshal(input)
+	if err != nil {
+		return "", errs.Wrap(errs.CodeInvalidArgument, err, "workflow "+name+": cannot encode input")
+	}
+	x, _, err := c.wf.Start(ctx, name, b, startOptionsOf(opts))
+	return x.ID, err
+}
+
+// Signal sends a named signal with a JSON-encodable payload; false when a
+// signal of that name was delivered first.
+func (c *Client) Signal(ctx context.Context, id, name string, payload any) (bool, error) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return false, errs.Wrap(errs.CodeInvalidArgument, err, "signal payload")
+	}
+	return c.wf.Signal(ctx, id, name, b)
+}
+
+// Cancel asks a run to stop (see App.CancelWorkflow).
+func (c *Client) Cancel(ctx context.Context, id string) error { return c.wf.Cancel(ctx, id) }
+
+// Get returns a run's status.
+func (c *Client) Get(ctx context.Context, id string) (WorkflowStatus, error) {
+	x, err := c.wf.Get(ctx, id)
+	if err != nil {
+		return WorkflowStatus{}, err
+	}
+	return statusOf(x), nil
+}
+
+// ListFilter selects runs for Client.List; zero fields match every run.
+type ListFilter struct {
+	Status RunStatus
+	Name   string // workflow name
+	Limit  int    // default 50
+}
+
+// List returns the runs that match f, newest first.
+func (c *Client) List(ctx context.Context, f ListFilter) ([]WorkflowStatus, error) {
+	switch store.ExecStatus(f.Status) {
+	case "", store.ExecRunning, store.ExecSuspended, store.ExecCompleted, store.ExecFailed, store.ExecCancelled:
+	default:
+		return nil, errs.New(errs.CodeInvalidArgument, "run status %q: use running, suspended, completed, failed or cancelled", f.Status)
+	}
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	xs, err := c.wf.List(ctx, store.ExecutionFilter{Status: store.ExecStatus(f.Status), Name: f.Name, Limit: f.Limit})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]WorkflowStatus, len(xs))
+	for i, x := range xs {
+		out[i] = statusOf(x)
+	}
+	return out, nil
+}
+
+// Await waits for run id to finish and returns its output as JSON, or its
+// error. GetHandle[O](c, id).Result decodes the output instead.
+func (c *Client) Await(ctx context.Context, id string) (json.RawMessage, error) {
+	out, err := GetHandle[json.RawMessage](c, id).Result(ctx)
+	return out, err
+}

@@ -93,7 +93,28 @@ type ExecutionFilter struct {
 	Status   ExecStatus
 	Name     string
 	ParentID string
-	Limit    int
+	// Since and Until bound CreatedAt: at or after Since, before Until (a
+	// zero time is no bound).
+	Since, Until time.Time
+	// After continues a listing past the last run of the previous page
+	// (keyset pagination: the cost of a page does not grow with its depth).
+	// nil starts at the newest run.
+	After *ExecutionCursor
+	Limit int
+}
+
+// ExecutionCursor names a run's place in a listing: its CreatedAt and ID,
+// as a listing returned them. The runs after it are those the listing
+// orders after it (older, or as old and after it by the store's
+// tie-break); a cursor naming a run since deleted still works.
+type ExecutionCursor struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+// CursorOf is the cursor that continues a listing after x.
+func CursorOf(x Execution) *ExecutionCursor {
+	return &ExecutionCursor{CreatedAt: x.CreatedAt, ID: x.ID}
 }
 
 // Signal is a named message to a run; the first one of a name wins.

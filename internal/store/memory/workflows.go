@@ -97,9 +97,22 @@ func (s *Store) ListExecutions(_ context.Context, f store.ExecutionFilter) ([]st
 	defer s.mu.Unlock()
 	w := s.wf()
 	var out []store.Execution
-	for i := len(w.sequence) - 1; i >= 0; i-- {
+	start := len(w.sequence) - 1
+	if f.After != nil {
+		// after the cursor's run in creation order; a deleted one by time
+		if i := slices.Index(w.sequence, f.After.ID); i >= 0 {
+			start = i - 1
+		}
+	}
+	for i := start; i >= 0; i-- {
 		x := w.execs[w.sequence[i]]
 		if (f.Status != "" && x.Status != f.Status) || (f.Name != "" && x.Name != f.Name) || (f.ParentID != "" && x.ParentID != f.ParentID) {
+			continue
+		}
+		if (!f.Since.IsZero() && x.CreatedAt.Before(f.Since)) || (!f.Until.IsZero() && !x.CreatedAt.Before(f.Until)) {
+			continue
+		}
+		if f.After != nil && start == len(w.sequence)-1 && !x.CreatedAt.Before(f.After.CreatedAt) {
 			continue
 		}
 		out = append(out, copyExec(x))

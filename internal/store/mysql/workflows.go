@@ -189,6 +189,18 @@ func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]
 	if f.ParentID != "" {
 		where, args = append(where, "parent_id = ?"), append(args, f.ParentID)
 	}
+	if !f.Since.IsZero() {
+		where, args = append(where, "created_at >= ?"), append(args, f.Since.UTC())
+	}
+	if !f.Until.IsZero() {
+		where, args = append(where, "created_at < ?"), append(args, f.Until.UTC())
+	}
+	if c := f.After; c != nil {
+		// spelled out, not as a row comparison, so the range optimizer
+		// serves it from the listing index
+		where = append(where, "(created_at < ? OR (created_at = ? AND id < ?))")
+		args = append(args, c.CreatedAt.UTC(), c.CreatedAt.UTC(), c.ID)
+	}
 	q := "SELECT " + execCols + " FROM voltro_workflow_executions"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")

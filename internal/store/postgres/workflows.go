@@ -318,7 +318,8 @@ func (s *Store) GetStartContext(ctx context.Context, id string) (store.StartCont
 }
 
 // ListExecutions filters with at most one index each way: status, name and
-// parent have their own (created_at DESC, id DESC) indexes.
+// parent have their own (created_at DESC, id DESC) indexes, which also
+// serve the time bounds and the keyset cursor as one range.
 func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]store.Execution, error) {
 	var where []string
 	var args []any
@@ -336,6 +337,17 @@ func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]
 		// The parent index is partial: repeat its predicate so a generic
 		// plan may use it.
 		add("e.parent_id = ? AND e.parent_id <> ''", f.ParentID)
+	}
+	if !f.Since.IsZero() {
+		add("e.created_at >= ?", f.Since)
+	}
+	if !f.Until.IsZero() {
+		add("e.created_at < ?", f.Until)
+	}
+	if c := f.After; c != nil {
+		// a row comparison the (created_at DESC, id DESC) indexes serve as a range
+		args = append(args, c.CreatedAt, c.ID)
+		where = append(where, "(e.created_at, e.id) < ($"+strconv.Itoa(len(args)-1)+", $"+strconv.Itoa(len(args))+")")
 	}
 	q := `SELECT ` + execCols + ` FROM voltro_workflow_executions e`
 	if len(where) > 0 {

@@ -336,6 +336,18 @@ func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]
 		where = append(where, `parent_id = ? AND parent_id <> ''`)
 		args = append(args, f.ParentID)
 	}
+	if !f.Since.IsZero() {
+		where, args = append(where, `created_at >= ?`), append(args, f.Since.UnixMicro())
+	}
+	if !f.Until.IsZero() {
+		where, args = append(where, `created_at < ?`), append(args, f.Until.UnixMicro())
+	}
+	if c := f.After; c != nil {
+		// ties of created_at are broken by rowid, as the listing orders
+		where = append(where, `(created_at < ? OR (created_at = ? AND rowid < COALESCE((SELECT rowid FROM voltro_workflow_executions WHERE id = ?), 0)))`)
+		us := c.CreatedAt.UnixMicro()
+		args = append(args, us, us, c.ID)
+	}
 	q := `SELECT ` + execCols + ` FROM voltro_workflow_executions`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)

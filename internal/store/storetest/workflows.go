@@ -35,6 +35,7 @@ func RunWorkflows(t *testing.T, factory Factory) {
 	t.Run("JournalFenced", func(t *testing.T) { d, w, _ := get(t); testJournal(t, d, w) })
 	t.Run("WriteRuns", func(t *testing.T) { d, w, _ := get(t); testWriteRuns(t, d, w) })
 	t.Run("UpdateAndList", func(t *testing.T) { d, w, _ := get(t); testUpdateExecution(t, d, w) })
+	t.Run("ListPages", func(t *testing.T) { _, w, _ := get(t); testListPages(t, w) })
 	t.Run("Signals", func(t *testing.T) { d, w, _ := get(t); testSignals(t, d, w) })
 	t.Run("Cancel", func(t *testing.T) { d, w, _ := get(t); testCancel(t, d, w) })
 	t.Run("Introspection", func(t *testing.T) { _, _, in := get(t); testIntrospection(t, in) })

@@ -107,6 +107,10 @@ func New(ctx context.Context, opts ...Option) (*App, error) {
 		_ = e.Close(ctx)
 		return nil, err
 	}
+	if err := a.serveDashboard(); err != nil {
+		_ = e.Close(ctx)
+		return nil, err
+	}
 	a.watchReplicaID()
 	return a, nil
 }

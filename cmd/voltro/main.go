@@ -26,6 +26,7 @@ type command struct {
 // commands is the command table; `voltro help` prints it.
 func commands() map[string]command {
 	return map[string]command{
+		"dashboard": {"the cluster in a browser, from any machine: dashboard [--addr HOST:PORT]", runDashboard, nil},
 		"demo":      {"run the demo app on the embedded default (a SQLite file here) or DB_URL", runDemo, nil},
 		"gc":        {"delete what the retention no longer keeps, per table: gc [--dry-run] [--format json]", runGC, nil},
 		"bench":     {"benchmarks beside the database's commit rate: bench messages | workflows | cdc", runBench, []string{"messages", "workflows", "cdc"}},

@@ -8,12 +8,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/voltro/voltro/internal/engine"
-	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 )
 
@@ -128,21 +126,8 @@ func messagesDead(ctx context.Context, args []string, env func(string) string, s
 		return err
 	}
 	defer d.Close()
-	bs, ok := d.(store.BacklogStore)
-	if !ok {
-		return errs.New(errs.CodeUnavailable, "the %s store cannot dead-letter a backlog", d.Dialect())
-	}
-	if !*force {
-		runners, err := d.ListRunners(ctx)
-		if err != nil {
-			return fmt.Errorf("reading the runners table: %w", err)
-		}
-		if hosts := store.HostedTypes(runners, 3*cfg.Heartbeat)[*typ]; len(hosts) > 0 {
-			return errs.New(errs.CodeInvalidArgument, "entity type %q is hosted by live runner(s) %s, which drain it; pass --force to dead-letter its pending messages anyway", *typ, strings.Join(hosts, ", "))
-		}
-	}
 	why := fmt.Sprintf("dead-lettered by voltro messages dead --type %s", *typ)
-	n, err := bs.DeadLetterBacklog(ctx, store.BacklogSelect{EntityType: *typ, EntityID: *id}, why, errs.Encode(errs.New(errs.CodeDeadLettered, "%s", why)))
+	n, err := store.DeadLetterUnhosted(ctx, d, store.BacklogSelect{EntityType: *typ, EntityID: *id}, 3*cfg.Heartbeat, *force, why)
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,12 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/voltro/voltro/internal/errs"
 )
 
 // BacklogSelect picks the messages a backlog operation acts on: the
@@ -67,4 +71,27 @@ func HostedTypes(runners []Runner, stale time.Duration) map[string][]string {
 		slices.Sort(as)
 	}
 	return out
+}
+
+// DeadLetterUnhosted dead-letters the backlog sel picks (see
+// BacklogStore.DeadLetterBacklog), why being the messages' last error and
+// their replies' message. Unless force, it refuses (errs.CodeInvalidArgument)
+// a type a live runner hosts (heartbeat younger than stale): that runner
+// drains it. It is the one operation behind `voltro messages dead` and the
+// dashboard's action of the same name.
+func DeadLetterUnhosted(ctx context.Context, d Driver, sel BacklogSelect, stale time.Duration, force bool, why string) (int, error) {
+	bs, ok := d.(BacklogStore)
+	if !ok {
+		return 0, errs.New(errs.CodeUnavailable, "the %s store cannot dead-letter a backlog", d.Dialect())
+	}
+	if !force {
+		runners, err := d.ListRunners(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("reading the runners table: %w", err)
+		}
+		if hosts := HostedTypes(runners, stale)[sel.EntityType]; len(hosts) > 0 {
+			return 0, errs.New(errs.CodeInvalidArgument, "entity type %q is hosted by live runner(s) %s, which drain it; pass --force (on the dashboard: force) to dead-letter its pending messages anyway", sel.EntityType, strings.Join(hosts, ", "))
+		}
+	}
+	return bs.DeadLetterBacklog(ctx, sel, why, errs.Encode(errs.New(errs.CodeDeadLettered, "%s", why)))
 }

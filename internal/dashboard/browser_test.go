@@ -1,0 +1,279 @@
+package dashboard_test
+
+// The dashboard in a real headless Chromium against two `voltro demo`
+// instances on PostgreSQL: every panel renders real data, a run started
+// from the CLI shows up and advances without a reload, actions are refused
+// without the admin token and run with it, a localhost runner and a
+// SIGKILLed instance are shown in red.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/voltro/voltro/internal/testdb"
+	"github.com/voltro/voltro/internal/testwait"
+)
+
+// within bounds every wait on the page (it re-reads on each change).
+const within = 30 * time.Second
+
+// red is the colour the stylesheet marks trouble with (--red).
+const red = "rgb(198, 40, 40)"
+
+type cluster struct {
+	env  map[string]string
+	a, b *proc
+	ui   string // instance a's dashboard
+}
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	t.Setenv("VOLTRO_REGISTRY_DIR", t.TempDir())
+	c := &cluster{env: baseEnv(testdb.Postgres(t, "dashboard"))}
+	demo := func(name string, extra map[string]string) (*proc, string) {
+		env := map[string]string{}
+		for k, v := range c.env {
+			env[k] = v
+		}
+		inspect := "127.0.0.1:" + freePort(t)
+		env["POD_NAME"], env["VOLTRO_INSPECT_ADDR"] = name, inspect
+		env["VOLTRO_WORKFLOW_RUNNER_HOST"], env["VOLTRO_WORKFLOW_RUNNER_PORT"] = "127.0.0.1", freePort(t)
+		for k, v := range extra {
+			env[k] = v
+		}
+		return start(t, name, env, "demo", "--tick", "1s"), inspect
+	}
+	var inspect string
+	// a declares it runs every instance on this machine on purpose; b
+	// advertises loopback without saying so: the localhost risk
+	c.a, inspect = demo("dash-a", map[string]string{"VOLTRO_SINGLE_HOST": "1"})
+	c.b, _ = demo("dash-b", nil)
+	c.a.waitOutput(t, "voltro demo is running", 60*time.Second)
+	c.b.waitOutput(t, "voltro demo is running", 60*time.Second)
+	c.ui = "http://" + inspect + "/_voltro/ui/"
+	return c
+}
+
+// truthy waits until expr is true in the page.
+func truthy(t *testing.T, ctx context.Context, what, expr string) {
+	t.Helper()
+	testwait.For(t, within, what, func() bool {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		ok, err := chromedp.Run(c, chromedp.Evaluate[bool](expr))
+		return err == nil && ok
+	})
+}
+
+// eval runs expr in the page into out.
+func eval[T any](t *testing.T, ctx context.Context, expr string, out *T) {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluating %s: %v", expr, err)
+	}
+	*out = v
+}
+
+func open(t *testing.T, ctx context.Context, url string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("opening %s: %v", url, err)
+	}
+}
+
+// hash routes the page without reloading it.
+func hash(t *testing.T, ctx context.Context, route string) {
+	t.Helper()
+	eval(t, ctx, fmt.Sprintf("location.hash = %q; true", route), new(bool))
+}
+
+func q(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+func TestDashboard(t *testing.T) {
+	c := startCluster(t)
+	ctx := tab(t)
+	open(t, ctx, c.ui+"#/cluster")
+	// a run waiting for a signal, a finished chain, and a run no instance
+	// hosts (its start message is a backlog nobody drains)
+	waiting := cli(t, c.env, "workflows", "start", "demo.approval", "--input", `{"item":"invoice 7","timeoutSeconds":600}`)
+	chain := cli(t, c.env, "workflows", "start", "demo.chain", "--input", `{"steps":3,"stepMillis":50}`)
+	cli(t, c.env, "workflows", "start", "demo.unhosted", "--force")
+
+	t.Run("Panels", func(t *testing.T) { testPanels(t, ctx, waiting, chain) })
+	t.Run("LiveRun", func(t *testing.T) { testLiveRun(t, ctx, c) })
+	t.Run("Actions", func(t *testing.T) { testActions(t, ctx, waiting) })
+	t.Run("LocalhostRisk", func(t *testing.T) { testLocalhostRisk(t, ctx) })
+	t.Run("Standalone", func(t *testing.T) { testStandalone(t, c) })
+	t.Run("KilledTurnsStale", func(t *testing.T) { testKilled(t, ctx, c) })
+}
+
+func testPanels(t *testing.T, ctx context.Context, waiting, chain string) {
+	hash(t, ctx, "#/cluster")
+	truthy(t, ctx, "two instance rows and eight shards on the Cluster panel",
+		`document.querySelectorAll("#instances tr.instance").length === 2 && document.querySelectorAll("#shards .shard").length === 8 && document.querySelector("#shared") !== null`)
+	truthy(t, ctx, "every shard owned by a named replica",
+		`[...document.querySelectorAll("#shards .shard")].every(s => /dash-[ab]/.test(s.textContent))`)
+	screenshot(t, ctx, "cluster")
+
+	hash(t, ctx, "#/workflows")
+	truthy(t, ctx, "both runs listed", fmt.Sprintf(`!!document.querySelector('#runs tr[data-id=%s]') && !!document.querySelector('#runs tr[data-id=%s]')`, q(waiting), q(chain)))
+	screenshot(t, ctx, "workflows")
+	// the status filter, through the form
+	eval(t, ctx, `document.querySelector("#f-status").value = "suspended"; document.querySelector("#f-apply").click(); true`, new(bool))
+	truthy(t, ctx, "only the suspended run after filtering", fmt.Sprintf(
+		`location.hash.includes("status=suspended") && [...document.querySelectorAll("#runs tbody tr")].map(r => r.dataset.id).join() === %s`, q(waiting)))
+	// keyset pages of one run: the next page holds another run
+	hash(t, ctx, "#/workflows?limit=1")
+	truthy(t, ctx, "a page of one run with a next link", `document.querySelectorAll("#runs tbody tr").length === 1 && !!document.querySelector("#next-page")`)
+	var first string
+	eval(t, ctx, `document.querySelector("#runs tbody tr").dataset.id`, &first)
+	eval(t, ctx, `document.querySelector("#next-page").click(); true`, new(bool))
+	truthy(t, ctx, "the second page", fmt.Sprintf(`location.hash.includes("after=") && document.querySelectorAll("#runs tbody tr").length === 1 && document.querySelector("#runs tbody tr").dataset.id !== %s`, q(first)))
+
+	hash(t, ctx, "#/run/"+chain)
+	truthy(t, ctx, "the chain's three completed attempts, its input and output", `document.querySelectorAll("#timeline .attempt[data-status=completed]").length === 3 &&
+		[...document.querySelectorAll("#timeline .attempt")].every(a => /dash-[ab]/.test(a.dataset.replica)) &&
+		document.querySelector("#run-input").textContent.includes("stepMillis") && document.querySelector("#run-output").textContent.includes("step 3 done") &&
+		document.querySelectorAll("#events tbody tr").length > 0`)
+	truthy(t, ctx, "the attempts drawn as bars of their duration", `[...document.querySelectorAll("#timeline .bar")].every(b => b.offsetWidth > 20)`)
+	screenshot(t, ctx, "run")
+
+	hash(t, ctx, "#/schedules")
+	truthy(t, ctx, "demo.tick with its firings and claims", `!!document.querySelector('#schedule-list tr[data-schedule="demo.tick"]') &&
+		document.querySelectorAll("#firings tbody tr").length > 0 && /dash-[ab]/.test(document.querySelector("#firings tbody").textContent) &&
+		document.querySelectorAll("#claims tbody tr").length > 0`)
+	screenshot(t, ctx, "schedules")
+
+	hash(t, ctx, "#/messages")
+	truthy(t, ctx, "the unhosted run's backlog", `!!document.querySelector('#backlog-types tr[data-type="workflow/demo.unhosted"]') && document.querySelectorAll("#backlog-shards tbody tr").length > 0`)
+	screenshot(t, ctx, "messages")
+
+	hash(t, ctx, "#/logs")
+	truthy(t, ctx, "both instances' boot lines in the merged tail", `["dash-a", "dash-b"].every(r => [...document.querySelectorAll("#log-records tbody tr")].some(tr => tr.textContent.includes(r) && tr.textContent.includes("voltro started")))`)
+	screenshot(t, ctx, "logs")
+}
+
+func testLiveRun(t *testing.T, ctx context.Context, c *cluster) {
+	hash(t, ctx, "#/workflows")
+	truthy(t, ctx, "the list", `document.querySelector("#main").dataset.panel === "workflows"`)
+	// a reload would drop this mark
+	eval(t, ctx, `window.__sameDocument = true; true`, new(bool))
+	began := time.Now()
+	id := cli(t, c.env, "workflows", "start", "demo.chain", "--input", `{"steps":4,"stepMillis":700}`)
+	truthy(t, ctx, "the CLI's run in the list without a reload", fmt.Sprintf(`!!document.querySelector('#runs tr[data-id=%s]') && window.__sameDocument === true`, q(id)))
+	t.Logf("the run started from the CLI was listed %s after the start command began", time.Since(began).Round(time.Millisecond))
+	eval(t, ctx, fmt.Sprintf(`document.querySelector('#runs tr[data-id=%s] a').click(); true`, q(id)), new(bool))
+	// watch the completed attempts grow step by step until the run ends
+	seen := map[int]bool{}
+	testwait.For(t, within, "the run's page to follow it to completion", func() bool {
+		type progress struct {
+			Done   int    `json:"done"`
+			Status string `json:"status"`
+			Same   bool   `json:"same"`
+		}
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		st, err := chromedp.Run(c, chromedp.Evaluate[progress](`({done: document.querySelectorAll("#timeline .attempt[data-status=completed]").length,
+			status: (document.querySelector("#run-status") || {}).textContent || "", same: window.__sameDocument === true})`))
+		if err != nil {
+			return false
+		}
+		if !st.Same {
+			t.Fatal("the page reloaded")
+		}
+		seen[st.Done] = true
+		return st.Status == "completed" && st.Done == 4
+	})
+	between := 0
+	for n := range seen {
+		if n > 0 && n < 4 {
+			between++
+		}
+	}
+	if between == 0 {
+		t.Fatalf("the run's page never showed it part-way (completed attempts seen: %v): it did not update step by step", seen)
+	}
+}
+
+func testActions(t *testing.T, ctx context.Context, waiting string) {
+	hash(t, ctx, "#/run/"+waiting)
+	truthy(t, ctx, "the waiting run's page", fmt.Sprintf(`document.querySelector("#run") && document.querySelector("#run").dataset.id === %s && document.querySelector("#run-status").textContent === "suspended"`, q(waiting)))
+	eval(t, ctx, `sessionStorage.removeItem("voltro.admin"); document.querySelector("#admin-token").value = ""; document.querySelector("#cancel-run").click(); true`, new(bool))
+	truthy(t, ctx, "the refusal shown", `document.querySelector("#notice").className === "error" && document.querySelector("#notice").textContent.includes("refused (401)") && !document.querySelector("#notice").hidden`)
+	screenshot(t, ctx, "action-refused")
+	var status string
+	eval(t, ctx, `document.querySelector("#run-status").textContent`, &status)
+	if status != "suspended" {
+		t.Fatalf("a refused cancel changed the run: %s", status)
+	}
+	// with the token, typed into the page (kept in sessionStorage, sent as a header)
+	eval(t, ctx, fmt.Sprintf(`const i = document.querySelector("#admin-token"); i.value = %s; i.dispatchEvent(new Event("change")); document.querySelector("#cancel-run").click(); true`, q(adminToken)), new(bool))
+	truthy(t, ctx, "the cancel accepted and the run cancelled, live", `document.querySelector("#notice").className === "ok" && document.querySelector("#run-status").textContent === "cancelled"`)
+	var cookies string
+	eval(t, ctx, `document.cookie`, &cookies)
+	if cookies != "" {
+		t.Fatalf("the dashboard set a cookie: %q", cookies)
+	}
+
+	// dead-letter the unhosted backlog, then replay the dead letter
+	hash(t, ctx, "#/messages")
+	truthy(t, ctx, "the backlog's button", `!!document.querySelector('#backlog-types tr[data-type="workflow/demo.unhosted"] button')`)
+	eval(t, ctx, `window.confirm = () => true; document.querySelector('#backlog-types tr[data-type="workflow/demo.unhosted"] button').click(); true`, new(bool))
+	truthy(t, ctx, "the dead letter listed", `document.querySelector("#notice").className === "ok" && [...document.querySelectorAll("#dead-letters tbody tr")].some(r => r.textContent.includes("workflow/demo.unhosted"))`)
+	eval(t, ctx, `[...document.querySelectorAll("#dead-letters tbody tr")].find(r => r.textContent.includes("workflow/demo.unhosted")).querySelector("button.replay").click(); true`, new(bool))
+	truthy(t, ctx, "the replay accepted and the backlog back", `document.querySelector("#notice").className === "ok" && document.querySelector("#notice").textContent.includes("pending again") &&
+		![...document.querySelectorAll("#dead-letters tbody tr")].some(r => r.textContent.includes("workflow/demo.unhosted"))`)
+}
+
+func testLocalhostRisk(t *testing.T, ctx context.Context) {
+	hash(t, ctx, "#/cluster")
+	truthy(t, ctx, "both rows", `document.querySelectorAll("#instances tr.instance").length === 2`)
+	var got struct {
+		BRisk, ARisk bool
+		BColour      string
+		AColour      string
+	}
+	eval(t, ctx, `(() => { const a = document.querySelector('tr[data-replica="dash-a"]'), b = document.querySelector('tr[data-replica="dash-b"]');
+		return {BRisk: b.classList.contains("localhost-risk"), ARisk: a.classList.contains("localhost-risk"),
+			BColour: getComputedStyle(b.children[1]).color, AColour: getComputedStyle(a.children[1]).color}; })()`, &got)
+	if !got.BRisk || got.BColour != red || !strings.Contains(got.BColour, "198") {
+		t.Fatalf("the loopback runner without VOLTRO_SINGLE_HOST is not shown in red: %+v", got)
+	}
+	if got.ARisk || got.AColour == red {
+		t.Fatalf("the single-host instance is marked as a localhost risk: %+v", got)
+	}
+}
+
+func testStandalone(t *testing.T, c *cluster) {
+	addr := "127.0.0.1:" + freePort(t)
+	p := start(t, "voltro dashboard", c.env, "dashboard", "--addr", addr)
+	p.waitOutput(t, "voltro dashboard for", 30*time.Second)
+	ctx := tab(t)
+	open(t, ctx, "http://"+addr+"/")
+	truthy(t, ctx, "the standalone dashboard's Cluster panel", `location.pathname === "/_voltro/ui/" && document.querySelectorAll("#instances tr.instance").length === 2`)
+	hash(t, ctx, "#/workflows")
+	truthy(t, ctx, "the standalone dashboard's runs, live", `document.querySelectorAll("#runs tbody tr").length >= 4 && document.querySelector("#live").dataset.mode.startsWith("feed")`)
+}
+
+func testKilled(t *testing.T, ctx context.Context, c *cluster) {
+	hash(t, ctx, "#/cluster")
+	truthy(t, ctx, "both instances live", `[...document.querySelectorAll("#instances tr.instance")].filter(r => r.dataset.health === "live").length === 2`)
+	c.b.kill()
+	killed := time.Now()
+	truthy(t, ctx, "the killed instance's row stale and red", `(() => { const b = document.querySelector('tr[data-replica="dash-b"]');
+		return b && b.dataset.health === "stale" && b.classList.contains("bad") && getComputedStyle(b.querySelector("td.health")).color === "`+red+`"; })()`)
+	t.Logf("dash-b's row turned stale %s after SIGKILL (heartbeat %s, stale after 3 heartbeats, the panel re-reads every 2 s)", time.Since(killed).Round(time.Millisecond), heartbeat)
+	var aHealth string
+	eval(t, ctx, `document.querySelector('tr[data-replica="dash-a"]').dataset.health`, &aHealth)
+	if aHealth != "live" {
+		t.Fatalf("the survivor's row: %s", aHealth)
+	}
+	screenshot(t, ctx, "cluster-stale")
+}

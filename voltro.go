@@ -42,6 +42,7 @@ type App struct {
 }
 
 type appOptions struct {
+	config *Config // WithConfig, laid over env
 	dbURL  string
 	env    func(string) string
 	logger *slog.Logger
@@ -56,7 +57,8 @@ type Option func(*appOptions)
 // mysql://, sqlite:<file> or a .db path, memory:).
 func WithDB(url string) Option { return func(o *appOptions) { o.dbURL = url } }
 
-// WithEnv reads configuration from env instead of the process environment.
+// WithEnv reads configuration from env instead of the process environment
+// (WithConfig's fields still come first).
 func WithEnv(env func(string) string) Option { return func(o *appOptions) { o.env = env } }
 
 // WithLogger sets the structured logger (default slog.Default()).
@@ -79,6 +81,9 @@ func New(ctx context.Context, opts ...Option) (*App, error) {
 	}
 	if o.logger == nil {
 		o.logger = slog.Default()
+	}
+	if o.config != nil {
+		o.env = o.config.over(o.env)
 	}
 	cfg, err := config.FromEnv(o.env, o.dbURL)
 	if err != nil {

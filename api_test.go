@@ -107,13 +107,20 @@ func exportedRecv(r *ast.FieldList) bool {
 }
 
 // exportedFieldUse is the first internal name an exported part of ts uses:
-// an exported struct field's type, or the whole type if it is no struct.
+// an exported struct field's type or interface method, or the whole type if
+// it is neither (an unexported method seals an interface; users never see
+// its signature).
 func exportedFieldUse(ts *ast.TypeSpec, uses func(ast.Node) string) string {
-	st, ok := ts.Type.(*ast.StructType)
-	if !ok {
+	var fields *ast.FieldList
+	switch t := ts.Type.(type) {
+	case *ast.StructType:
+		fields = t.Fields
+	case *ast.InterfaceType:
+		fields = t.Methods
+	default:
 		return uses(ts.Type)
 	}
-	for _, f := range st.Fields.List {
+	for _, f := range fields.List {
 		for _, n := range f.Names {
 			if n.IsExported() {
 				if u := uses(f.Type); u != "" {

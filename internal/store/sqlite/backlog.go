@@ -29,7 +29,7 @@ func (s *Store) DeadLetterBacklog(ctx context.Context, sel store.BacklogSelect, 
 	n := 0
 	err := s.inTx(ctx, "dead-letter backlog", []string{deadBacklogSQL, insertReplySQL}, func(tx *sql.Tx) (bool, error) {
 		var err error
-		n, err = s.deadBacklogTx(ctx, tx, sel, lastError, replyErr, now())
+		n, err = s.deadBacklogTx(ctx, tx, sel, lastError, replyErr, s.now())
 		return err == nil, err
 	})
 	return n, err
@@ -80,7 +80,7 @@ func (s *Store) CancelExecution(ctx context.Context, c store.ExecutionCancel) (b
 		if err != nil {
 			return false, err
 		}
-		t := now()
+		t := s.now()
 		r, err := upd.ExecContext(ctx, blob(c.Error), t, t, c.ID)
 		if err != nil {
 			return false, err

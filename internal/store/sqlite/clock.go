@@ -1,10 +1,11 @@
 // The store's clock. SQLite has no server whose clock could arbitrate, and
 // every process that can open the file safely runs on the same host, so the
-// store clock is that host's clock, read in Go. Each operation reads it once
-// (now) and passes it to its statements as the @now parameter: every
-// comparison of stored times (leases, claim expiry, deliver_at, heartbeat
-// age) is made in SQL against that one value, never against SQLite's own
-// 'now'. Times are stored as INTEGER unix microseconds; 0 means unset.
+// store clock is that host's clock, read in Go (Options.Clock replaces it,
+// for tests that move time). Each operation reads it once (s.now) and
+// passes it to its statements as a parameter: every comparison of stored
+// times (leases, claim expiry, deliver_at, heartbeat age) is made in SQL
+// against that one value, never against SQLite's own 'now'. Times are
+// stored as INTEGER unix microseconds; 0 means unset.
 
 package sqlite
 
@@ -13,17 +14,12 @@ import (
 	"time"
 )
 
-// NowMicrosSQL is a SQL expression for the same clock, at the millisecond
-// precision SQLite's own clock offers, for features writing their own SQL
-// that cannot pass a parameter.
-const NowMicrosSQL = `CAST(unixepoch('subsec') * 1000000 AS INTEGER)`
-
 // now is the single time source of the store, in unix microseconds.
-func now() int64 { return time.Now().UnixMicro() }
+func (s *Store) now() int64 { return s.clock().UnixMicro() }
 
 // Now is the store's clock.
 func (s *Store) Now(context.Context) (time.Time, error) {
-	return fromMicros(now()), nil
+	return fromMicros(s.now()), nil
 }
 
 // micros stores t; the zero time is stored as 0.

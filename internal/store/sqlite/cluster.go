@@ -17,7 +17,7 @@ func (s *Store) EnsureClusterConfig(ctx context.Context, cfg store.ClusterConfig
 		return store.ClusterConfig{}, err
 	}
 	if _, err := s.w.ExecContext(ctx, `INSERT INTO voltro_cluster_config (id, shard_count, groups, created_at)
-		VALUES (1, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, cfg.ShardCount, groups, now()); err != nil {
+		VALUES (1, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, cfg.ShardCount, groups, s.now()); err != nil {
 		return store.ClusterConfig{}, s.wrap(err, "ensure cluster config")
 	}
 	var got store.ClusterConfig
@@ -40,7 +40,7 @@ func (s *Store) RegisterRunner(ctx context.Context, r store.Runner) error {
 	if err != nil {
 		return err
 	}
-	t := now()
+	t := s.now()
 	_, err = s.w.ExecContext(ctx, `INSERT INTO voltro_runners
 		(address, replica_id, groups, entity_types, inspect_addr, version, healthy, meta, started_at, last_heartbeat)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -53,7 +53,7 @@ func (s *Store) RegisterRunner(ctx context.Context, r store.Runner) error {
 }
 
 func (s *Store) ListRunners(ctx context.Context) ([]store.Runner, error) {
-	t := now()
+	t := s.now()
 	rows, err := s.r.QueryContext(ctx, `SELECT address, replica_id, groups, entity_types, inspect_addr, version,
 		healthy, meta, started_at, last_heartbeat FROM voltro_runners ORDER BY address`)
 	if err != nil {
@@ -88,7 +88,7 @@ func (s *Store) DeleteRunner(ctx context.Context, address string) error {
 }
 
 func (s *Store) ShardLocks(ctx context.Context) ([]store.ShardLock, error) {
-	t := now()
+	t := s.now()
 	rows, err := s.r.QueryContext(ctx, `SELECT shard, owner, epoch, acquired_at, expires_at,
 		expires_at <> 0 AND expires_at <= ? FROM voltro_shard_locks ORDER BY shard`, t)
 	if err != nil {
@@ -124,7 +124,7 @@ func jsonList(v []string) (string, error) {
 // (nothing listens for peers on SQLite, but every handle agrees).
 func (s *Store) EnsureClusterSecret(ctx context.Context, candidate string) (string, error) {
 	if _, err := s.w.ExecContext(ctx, `INSERT INTO voltro_cluster_secret (id, secret, created_at)
-		VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING`, candidate, now()); err != nil {
+		VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING`, candidate, s.now()); err != nil {
 		return "", s.wrap(err, "store the cluster secret")
 	}
 	var out string

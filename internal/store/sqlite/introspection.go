@@ -59,7 +59,7 @@ func (s *Store) Record(ctx context.Context, b store.IntrospectionBatch) error {
 		queries = append(queries, recordEventSQL)
 	}
 	return s.inTx(ctx, "record workflow introspection", queries, func(tx *sql.Tx) (bool, error) {
-		t := now()
+		t := s.now()
 		if len(b.Runs) > 0 {
 			st, err := s.stmt(ctx, tx, recordRunSQL)
 			if err != nil {

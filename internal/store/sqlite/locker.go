@@ -71,7 +71,7 @@ func (l *locker) Acquire(ctx context.Context, shard string, ttl time.Duration) (
 	if err := l.check(); err != nil {
 		return 0, false, err
 	}
-	t := now()
+	t := l.s.now()
 	var epoch int64
 	err := l.db.QueryRowContext(ctx, `INSERT INTO voltro_shard_locks (shard, owner, epoch, acquired_at, expires_at)
 		VALUES (@shard, @owner, 1, @now, @expires)
@@ -107,7 +107,7 @@ func (l *locker) Refresh(ctx context.Context, held map[string]int64, ttl time.Du
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: encode held shards: %w", err)
 	}
-	t := now()
+	t := l.s.now()
 	rows, err := l.db.QueryContext(ctx, `UPDATE voltro_shard_locks SET expires_at = @expires
 		FROM json_each(@held) AS h
 		WHERE voltro_shard_locks.shard = h.key AND voltro_shard_locks.epoch = h.value AND voltro_shard_locks.owner = @owner
@@ -165,7 +165,7 @@ func (l *locker) Heartbeat(ctx context.Context, address string) error {
 	if err := l.check(); err != nil {
 		return err
 	}
-	res, err := l.db.ExecContext(ctx, `UPDATE voltro_runners SET last_heartbeat = ? WHERE address = ?`, now(), address)
+	res, err := l.db.ExecContext(ctx, `UPDATE voltro_runners SET last_heartbeat = ? WHERE address = ?`, l.s.now(), address)
 	if err != nil {
 		return l.s.wrap(err, "heartbeat")
 	}

@@ -39,7 +39,7 @@ const enqueueSQL = `INSERT INTO voltro_messages (shard, entity_type, entity_id, 
 	RETURNING id, state`
 
 func (s *Store) Enqueue(ctx context.Context, m *store.Message, claim *store.EnqueueClaim) (store.EnqueueResult, error) {
-	t := now()
+	t := s.now()
 	deliverAt := t
 	switch {
 	case !m.DeliverAt.IsZero():
@@ -142,7 +142,7 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]store.Mess
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: encode types: %w", err)
 	}
-	t := now()
+	t := s.now()
 	rows, err := s.queryW(ctx, claimSQL,
 		sql.Named("owner", req.Owner), sql.Named("claim_expires", t+durMicros(req.ClaimTTL)), sql.Named("now", t),
 		sql.Named("shards", string(shards)), sql.Named("types", string(types)), sql.Named("limit", req.Limit))
@@ -186,7 +186,7 @@ func (s *Store) finish(ctx context.Context, op string, f store.Fence, id int64, 
 	if err != nil {
 		return s.wrap(err, op)
 	}
-	t := now()
+	t := s.now()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap(err, op)
@@ -274,7 +274,7 @@ func (s *Store) ReplayDead(ctx context.Context, id int64) (err error) {
 		}
 	}()
 	res, err := tx.ExecContext(ctx, `UPDATE voltro_messages SET state = 'pending', attempts = 0, claimed_by = '', claim_epoch = 0,
-		claim_expires_at = 0, processed_at = 0, deliver_at = ? WHERE id = ? AND state = 'dead'`, now(), id)
+		claim_expires_at = 0, processed_at = 0, deliver_at = ? WHERE id = ? AND state = 'dead'`, s.now(), id)
 	if err != nil {
 		return s.wrap(err, "replay dead")
 	}
@@ -291,7 +291,7 @@ func (s *Store) ReplayDead(ctx context.Context, id int64) (err error) {
 
 func (s *Store) ExtendClaims(ctx context.Context, owner string, ttl time.Duration) error {
 	_, err := s.execW(ctx, `UPDATE voltro_messages SET claim_expires_at = ? WHERE state = 'claimed' AND claimed_by = ?`,
-		now()+durMicros(ttl), owner)
+		s.now()+durMicros(ttl), owner)
 	return s.wrap(err, "extend claims")
 }
 

@@ -88,7 +88,7 @@ func (s *Store) applyMigration(ctx context.Context, m migration) (applied bool, 
 	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 		return false, s.wrap(err, "migrate "+m.Version)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO voltro_schema_migrations (version, applied_at) VALUES (?, ?)`, m.Version, now()); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO voltro_schema_migrations (version, applied_at) VALUES (?, ?)`, m.Version, s.now()); err != nil {
 		return false, s.wrap(err, "migrate "+m.Version)
 	}
 	if err := tx.Commit(); err != nil {

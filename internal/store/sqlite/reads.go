@@ -111,7 +111,7 @@ func (s *Store) NextDelivery(ctx context.Context, owner string, types []string) 
 	if err != nil {
 		return 0, false, fmt.Errorf("sqlite: encode types: %w", err)
 	}
-	t := now()
+	t := s.now()
 	// Walk the future pending messages in deliver_at order; the first that
 	// matches is the earliest.
 	var next int64
@@ -145,7 +145,7 @@ const drainSQL = `SELECT m.shard, COALESCE(l.owner, ''), m.entity_type,
 	GROUP BY m.shard, m.entity_type, category`
 
 func (s *Store) DrainStats(ctx context.Context) (store.DrainStats, error) {
-	t := now()
+	t := s.now()
 	st := store.DrainStats{Now: fromMicros(t)}
 	rows, err := s.r.QueryContext(ctx, drainSQL, sql.Named("now", t))
 	if err != nil {

@@ -271,7 +271,7 @@ const sqlOldestKept = `SELECT
 	(SELECT min(processed_at) FROM voltro_messages WHERE state = 'dead')`
 
 func (s *Store) OldestKept(ctx context.Context) (store.Oldest, error) {
-	o := store.Oldest{Now: fromMicros(now())}
+	o := store.Oldest{Now: fromMicros(s.now())}
 	var run, proc, dead sql.NullInt64
 	if err := s.r.QueryRowContext(ctx, sqlOldestKept).Scan(&run, &proc, &dead); err != nil {
 		return o, s.wrap(err, "oldest kept")

@@ -29,7 +29,7 @@ func (s *Store) WriteRuns(ctx context.Context, ws []store.RunWrite) ([]error, er
 	out := make([]error, len(ws))
 	err := s.inTx(ctx, "write workflow runs", []string{runStateSQL, appendJournalSQL, updateExecSQL, completeRunMessageSQL, insertReplySQL},
 		func(tx *sql.Tx) (bool, error) {
-			t := now()
+			t := s.now()
 			for i, w := range ws {
 				o, err := s.writeRun(ctx, tx, w, t)
 				if err != nil {

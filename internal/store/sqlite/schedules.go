@@ -26,7 +26,7 @@ const schedTime = "2006-01-02 15:04:05.000"
 func schedText(t time.Time) string { return t.UTC().Format(schedTime) }
 
 // schedNow is the store's clock in schedule-table form.
-func schedNow() string { return schedText(fromMicros(now())) }
+func (s *Store) schedNow() string { return schedText(fromMicros(s.now())) }
 
 // parseSchedTime reads a schedule-table time; NULL is the zero time.
 func parseSchedTime(v sql.NullString) (time.Time, error) {
@@ -45,7 +45,7 @@ func nullText(s string) sql.NullString { return sql.NullString{String: s, Valid:
 func (s *Store) ClaimScheduleTick(ctx context.Context, c store.ScheduleClaim) (bool, error) {
 	res, err := s.execW(ctx, `INSERT INTO "_voltro_schedule_claims" ("claimKey", "schedule", "scheduledAt", "replicaId", "claimedAt")
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT ("claimKey") DO NOTHING`,
-		c.Key(), c.Schedule, schedText(c.ScheduledAt), c.ReplicaID, schedNow())
+		c.Key(), c.Schedule, schedText(c.ScheduledAt), c.ReplicaID, s.schedNow())
 	if err != nil {
 		return false, s.wrap(err, "schedule claim "+c.Key())
 	}
@@ -66,12 +66,12 @@ func (s *Store) DefineSchedule(ctx context.Context, d store.ScheduleDefinition) 
 		ON CONFLICT ("name") DO UPDATE SET "spec" = excluded."spec", "timeZone" = excluded."timeZone",
 			"coordination" = excluded."coordination", "overlap" = excluded."overlap", "catchUp" = excluded."catchUp",
 			"replicaId" = excluded."replicaId", "updatedAt" = excluded."updatedAt"`,
-		d.Name, d.Spec, d.TimeZone, string(d.Coordination), string(d.Overlap), d.CatchUp, d.ReplicaID, schedNow())
+		d.Name, d.Spec, d.TimeZone, string(d.Coordination), string(d.Overlap), d.CatchUp, d.ReplicaID, s.schedNow())
 	return s.wrap(err, "define schedule "+d.Name)
 }
 
 func (s *Store) InsertScheduleRun(ctx context.Context, r store.ScheduleRun) (int64, error) {
-	t := schedNow()
+	t := s.schedNow()
 	var started, finished sql.NullString
 	if r.Status != store.ScheduleQueued {
 		started = nullText(t)
@@ -92,7 +92,7 @@ func (s *Store) InsertScheduleRun(ctx context.Context, r store.ScheduleRun) (int
 }
 
 func (s *Store) StartScheduleRun(ctx context.Context, id int64) (bool, error) {
-	t := schedNow()
+	t := s.schedNow()
 	res, err := s.execW(ctx, `UPDATE "_voltro_schedule_runs" SET "status" = 'running', "started" = ?, "heartbeatAt" = ?
 		WHERE "id" = ? AND "status" = 'queued'`, t, t, id)
 	op := fmt.Sprintf("start schedule run %d", id)
@@ -105,13 +105,13 @@ func (s *Store) StartScheduleRun(ctx context.Context, id int64) (bool, error) {
 
 func (s *Store) FinishScheduleRun(ctx context.Context, id int64, status store.ScheduleStatus, errText string) error {
 	_, err := s.execW(ctx, `UPDATE "_voltro_schedule_runs" SET "status" = ?, "finished" = ?, "error" = ? WHERE "id" = ?`,
-		string(status), schedNow(), nullText(errText), id)
+		string(status), s.schedNow(), nullText(errText), id)
 	return s.wrap(err, fmt.Sprintf("finish schedule run %d", id))
 }
 
 func (s *Store) HeartbeatScheduleRuns(ctx context.Context, replicaID string) error {
 	_, err := s.execW(ctx, `UPDATE "_voltro_schedule_runs" SET "heartbeatAt" = ?
-		WHERE "status" IN ('running', 'queued') AND "replicaId" = ?`, schedNow(), replicaID)
+		WHERE "status" IN ('running', 'queued') AND "replicaId" = ?`, s.schedNow(), replicaID)
 	return s.wrap(err, "heartbeat schedule runs")
 }
 
@@ -261,7 +261,7 @@ func (s *Store) scheduleCounts(ctx context.Context, sums store.ScheduleSummaries
 
 func (s *Store) CollectSchedules(ctx context.Context, gc store.ScheduleGC) (store.ScheduleGCResult, error) {
 	var out store.ScheduleGCResult
-	t := schedNow()
+	t := s.schedNow()
 	steps := []struct {
 		n      *int64
 		before time.Time

@@ -27,6 +27,10 @@ type Options struct {
 	ReadConns int
 	// Logger receives migration and shutdown notes. Default slog.Default().
 	Logger *slog.Logger
+	// Clock is the store's time source (default time.Now): every lease,
+	// claim, delivery time, heartbeat and retention cutoff reads it. Tests
+	// pass a controllable clock to move time without sleeping.
+	Clock func() time.Time
 }
 
 // Store is a SQLite-backed store.Driver.
@@ -36,6 +40,7 @@ type Store struct {
 	w      *sql.DB // the single write connection
 	r      *sql.DB // the read pool, also handed out by DB()
 	log    *slog.Logger
+	clock  func() time.Time
 	closed atomic.Bool
 	txID   store.TxIdentity // checks a caller's transaction (tx.go)
 
@@ -64,7 +69,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Store{path: path, dsn: dsn(path, opts.BusyTimeout), log: opts.Logger,
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	s := &Store{path: path, dsn: dsn(path, opts.BusyTimeout), log: opts.Logger, clock: opts.Clock,
 		lockers: map[*locker]struct{}{}, stmts: map[stmtKey]*sql.Stmt{}}
 	var err error
 	if s.w, err = openPool(s.dsn, 1); err != nil {

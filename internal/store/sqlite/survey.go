@@ -32,7 +32,7 @@ func (l *locker) Survey(ctx context.Context, shards []string) ([]store.ShardStat
 	rows, err := l.db.QueryContext(ctx, `SELECT s.value, COALESCE(l.owner, ''), COALESCE(l.epoch, 0),
 			l.owner IS NULL OR l.owner = '' OR COALESCE(l.expires_at, 0) <= @now
 		FROM json_each(@shards) AS s LEFT JOIN voltro_shard_locks l ON l.shard = s.value`,
-		sql.Named("shards", string(js)), sql.Named("now", now()))
+		sql.Named("shards", string(js)), sql.Named("now", l.s.now()))
 	if err != nil {
 		return nil, l.s.wrap(err, "survey shard leases")
 	}

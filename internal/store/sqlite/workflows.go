@@ -237,7 +237,7 @@ func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.
 	var res store.EnqueueResult
 	var stored store.Execution
 	existing := false
-	t := now()
+	t := s.now()
 	queries := []string{insertExecSQL, getExecSQL, upsertStartSQL}
 	if start != nil {
 		queries = append(queries, enqueueSQL, duplicateSQL)
@@ -401,7 +401,7 @@ func (s *Store) Journal(ctx context.Context, id string) ([]store.JournalEntry, e
 
 func (s *Store) SendSignal(ctx context.Context, sig store.Signal, wake *store.Message) (bool, error) {
 	stored := false
-	t := now()
+	t := s.now()
 	queries := []string{insertSignalSQL, execExistsSQL}
 	if wake != nil {
 		queries = append(queries, enqueueSQL, duplicateSQL)
@@ -467,7 +467,7 @@ func (s *Store) GetSignal(ctx context.Context, executionID, name string) (*store
 
 func (s *Store) RequestCancel(ctx context.Context, id string, wake *store.Message) (bool, error) {
 	marked := false
-	t := now()
+	t := s.now()
 	queries := []string{cancelSQL, execExistsSQL}
 	if wake != nil {
 		queries = append(queries, enqueueSQL, duplicateSQL)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync/atomic"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/voltro/voltro/internal/dburl"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/sqlclock"
 )
 
 // Options configure Open.
@@ -30,6 +32,14 @@ type Options struct {
 	// clusters on one server never take each other's locks.
 	Namespace string
 	Logger    *slog.Logger
+	// Clock, for tests only, replaces the server's clock: every statement
+	// the store sends has its UTC_TIMESTAMP(n)/NOW(n) rewritten to this
+	// clock's time, and a statement reading the server clock any other way
+	// fails (see internal/store/sqlclock). Nil, the default and the only
+	// production setting, leaves the SQL untouched: the server's clock is
+	// the cluster's single time source. A test clock needs a plaintext
+	// connection.
+	Clock func() time.Time
 }
 
 // Store is a store.Driver on MariaDB or MySQL.
@@ -85,6 +95,11 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	cfg.Logger = driverLogger{opts.Logger}
+	if opts.Clock != nil {
+		if err := useClock(cfg, opts.Clock); err != nil {
+			return nil, err
+		}
+	}
 	info, err := probe(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -146,6 +161,20 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		"galera", info.galera, "skip_locked", info.skipLocked, "returning", s.returning(),
 		"pool", general, "batch_pool", batchConns)
 	return s, nil
+}
+
+// useClock dials cfg's connections through the test clock's rewriter.
+func useClock(cfg *gomysql.Config, clock func() time.Time) error {
+	if cfg.TLS != nil || (cfg.TLSConfig != "" && cfg.TLSConfig != "false") {
+		return errs.New(errs.CodeInvalidConfig, "mysql store: a test clock needs a plaintext connection (tls=false)")
+	}
+	dial := cfg.DialFunc
+	if dial == nil {
+		d := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}
+		dial = d.DialContext
+	}
+	cfg.DialFunc = sqlclock.Dialer(sqlclock.MySQL, clock, dial)
+	return nil
 }
 
 // sessionConfig parses the go-sql-driver DSN and pins what the store relies

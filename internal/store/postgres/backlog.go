@@ -26,8 +26,8 @@ func backlogCTEs(gate string) string {
 				OR NOT EXISTS (SELECT 1 FROM voltro_shard_locks l WHERE l.shard = m.shard AND l.epoch <= m.claim_epoch))` + gate + `
 		RETURNING m.id, m.reply_to
 	), r AS (
-		INSERT INTO voltro_replies (request_id, error)
-		SELECT id, $4 FROM u
+		INSERT INTO voltro_replies (request_id, error, created_at)
+		SELECT id, $4, now() FROM u
 		ON CONFLICT (request_id) DO NOTHING
 	), n AS (
 		SELECT pg_notify($5, 'r ' || id) FROM u WHERE reply_to <> ''

@@ -153,7 +153,7 @@ func InstallChangeTrigger(ctx context.Context, db *sql.DB, table string, pk []st
 			cdcTriggerName, q, cdcFuncName, strings.Join(args, ", ")),
 		fmt.Sprintf(`CREATE OR REPLACE TRIGGER %s AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION %s()`,
 			cdcTruncName, q, cdcFuncName),
-		fmt.Sprintf(`INSERT INTO _voltro_cdc_schema (component, version) VALUES ('pg_notify', %d)
+		fmt.Sprintf(`INSERT INTO _voltro_cdc_schema (component, version, updated_at) VALUES ('pg_notify', %d, now())
 			ON CONFLICT (component) DO UPDATE SET version = GREATEST(_voltro_cdc_schema.version, EXCLUDED.version), updated_at = now()`, CDCVersion),
 	}
 	for _, s := range stmts {

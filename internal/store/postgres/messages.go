@@ -39,13 +39,14 @@ func dedupeKey(k string) *string {
 // notifies a message left pending only: one claimed at insert is nobody
 // else's to take.
 const enqueueInsert = `INSERT INTO voltro_messages (shard, entity_type, entity_id, tag, payload, headers, dedupe_key,
-		reply_to, deliver_at, state, claimed_by, claim_epoch, claim_expires_at, attempts)
+		reply_to, deliver_at, state, claimed_by, claim_epoch, claim_expires_at, attempts, created_at)
 	SELECT $1, $2, $3, $4, $5, $6, $7, $8, d.at,
 		CASE WHEN c.epoch IS NULL THEN 'pending' ELSE 'claimed' END,
 		CASE WHEN c.epoch IS NULL THEN '' ELSE $11 END,
 		coalesce(c.epoch, 0),
 		CASE WHEN c.epoch IS NULL THEN NULL ELSE now() + $13::bigint * interval '1 microsecond' END,
-		CASE WHEN c.epoch IS NULL THEN 0 ELSE 1 END
+		CASE WHEN c.epoch IS NULL THEN 0 ELSE 1 END,
+		now()
 	FROM (SELECT coalesce($9::timestamptz, now() + $10::bigint * interval '1 microsecond') AS at) d
 	LEFT JOIN LATERAL (
 		SELECT l.epoch FROM voltro_shard_locks l
@@ -253,8 +254,8 @@ const sqlFinish = `WITH u AS (
 			AND EXISTS (SELECT 1 FROM voltro_shard_locks l WHERE l.shard = $9 AND l.owner = $2 AND l.epoch = $3)
 		RETURNING m.id, m.reply_to
 	), r AS (
-		INSERT INTO voltro_replies (request_id, payload, error)
-		SELECT id, $4, $5 FROM u
+		INSERT INTO voltro_replies (request_id, payload, error, created_at)
+		SELECT id, $4, $5, now() FROM u
 		ON CONFLICT (request_id) DO NOTHING
 	)
 	SELECT CASE WHEN reply_to <> '' AND reply_to <> $2 THEN (SELECT 1 FROM pg_notify($8, 'r ' || id)) END FROM u`

@@ -94,7 +94,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO voltro_schema_migrations (version) VALUES ($1)`, m.version); err != nil {
+			if _, err := tx.Exec(ctx, `INSERT INTO voltro_schema_migrations (version, applied_at) VALUES ($1, now())`, m.version); err != nil {
 				return err
 			}
 			ran = true

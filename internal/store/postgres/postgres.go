@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/sqlclock"
 )
 
 // Options tune a Store.
@@ -30,6 +32,14 @@ type Options struct {
 	// Logger receives reconnects and other operational events. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// Clock, for tests only, replaces the server's clock: every statement
+	// the store sends (pool, DB, lockers, listener) has its now() rewritten
+	// to this clock's time, and a statement or column DEFAULT reading the
+	// server clock any other way fails (see internal/store/sqlclock). Nil,
+	// the default and the only production setting, leaves the SQL and the
+	// statement cache untouched: the server's clock is the cluster's single
+	// time source. A test clock connects without TLS.
+	Clock func() time.Time
 }
 
 // Store is the PostgreSQL driver.
@@ -85,6 +95,9 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	cfg.ShouldPing = func(_ context.Context, p pgxpool.ShouldPingParams) bool { return p.IdleDuration > time.Minute }
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "voltro"
+	}
+	if opts.Clock != nil {
+		useClock(cfg.ConnConfig, opts.Clock)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -173,6 +186,17 @@ func (s *Store) isClosed() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.closed
+}
+
+// useClock dials cfg's connections through the test clock's rewriter, in
+// plaintext (the rewriter reads the statements on the wire), and sends each
+// statement's text with each execution (a cached prepared statement would
+// keep the time it was prepared at).
+func useClock(cfg *pgx.ConnConfig, clock func() time.Time) {
+	cfg.TLSConfig = nil
+	cfg.Fallbacks = nil
+	cfg.DialFunc = pgconn.DialFunc(sqlclock.Dialer(sqlclock.Postgres, clock, sqlclock.DialFunc(cfg.DialFunc)))
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeDescribeExec
 }
 
 // connect opens a connection outside the pool, named for what it carries.

@@ -17,7 +17,7 @@ func (s *Store) EnsureClusterConfig(ctx context.Context, cfg store.ClusterConfig
 	if groups == nil {
 		groups = []string{}
 	}
-	if _, err := s.pool.Exec(ctx, `INSERT INTO voltro_cluster_config (id, shard_count, groups) VALUES (1, $1, $2)
+	if _, err := s.pool.Exec(ctx, `INSERT INTO voltro_cluster_config (id, shard_count, groups, created_at) VALUES (1, $1, $2, now())
 		ON CONFLICT (id) DO NOTHING`, cfg.ShardCount, groups); err != nil {
 		return store.ClusterConfig{}, wrapErr("ensure cluster config", err)
 	}
@@ -100,7 +100,7 @@ func nonNil(s []string) []string {
 }
 
 func (s *Store) EnsureClusterSecret(ctx context.Context, candidate string) (string, error) {
-	if _, err := s.pool.Exec(ctx, `INSERT INTO voltro_cluster_secret (id, secret) VALUES (1, $1)
+	if _, err := s.pool.Exec(ctx, `INSERT INTO voltro_cluster_secret (id, secret, created_at) VALUES (1, $1, now())
 		ON CONFLICT (id) DO NOTHING`, candidate); err != nil {
 		return "", wrapErr("store the cluster secret", err)
 	}

@@ -39,13 +39,14 @@ func enqueueCTEs(gate string) string {
 		WHERE $11::text <> '' AND l.shard = $1 AND l.owner = $11 AND l.epoch = $12 AND d.at <= now()
 	), ins AS (
 		INSERT INTO voltro_messages (shard, entity_type, entity_id, tag, payload, headers, dedupe_key, reply_to,
-			deliver_at, state, claimed_by, claim_epoch, claim_expires_at, attempts)
+			deliver_at, state, claimed_by, claim_epoch, claim_expires_at, attempts, created_at)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $8, d.at,
 			CASE WHEN c.epoch IS NULL THEN 'pending' ELSE 'claimed' END,
 			CASE WHEN c.epoch IS NULL THEN '' ELSE $11 END,
 			coalesce(c.epoch, 0),
 			CASE WHEN c.epoch IS NULL THEN NULL ELSE now() + $13::bigint * interval '1 microsecond' END,
-			CASE WHEN c.epoch IS NULL THEN 0 ELSE 1 END
+			CASE WHEN c.epoch IS NULL THEN 0 ELSE 1 END,
+			now()
 		FROM d LEFT JOIN c ON true
 		ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
 		RETURNING id, deliver_at, state, created_at, claim_epoch
@@ -180,14 +181,15 @@ func scanExecution(row pgx.CollectableRow) (store.Execution, error) {
 // start message, all only if no run has the id; otherwise it returns the
 // stored run (when its snapshot shows it). $15-$27 are the run's.
 var sqlStartExecution = `WITH x AS (
-		INSERT INTO voltro_workflow_executions (id, name, shard, idem_key, input, parent_id, parent_close, runner)
-		VALUES ($15, $16, $17, $18, $19, $20, $21, $22)
+		INSERT INTO voltro_workflow_executions (id, name, shard, idem_key, input, parent_id, parent_close, runner,
+			created_at, updated_at)
+		VALUES ($15, $16, $17, $18, $19, $20, $21, $22, now(), now())
 		ON CONFLICT (id) DO NOTHING
 		RETURNING created_at
 	), sc AS (
 		INSERT INTO _voltro_workflow_start_contexts
-			("executionId", subject, trace, source, "parentId", "parentClose")
-		SELECT $15::text, $23::text, $24::text, $25::text, $26::text, $27::text FROM x
+			("executionId", subject, trace, source, "parentId", "parentClose", "createdAt")
+		SELECT $15::text, $23::text, $24::text, $25::text, $26::text, $27::text, now() FROM x
 		ON CONFLICT ("executionId") DO UPDATE SET subject = EXCLUDED.subject, trace = EXCLUDED.trace,
 			source = EXCLUDED.source, "parentId" = EXCLUDED."parentId",
 			"parentClose" = EXCLUDED."parentClose", "createdAt" = now()
@@ -422,7 +424,7 @@ const sqlRunWrite = `WITH f AS (
 			AND EXISTS (SELECT 1 FROM u)
 		RETURNING m.id
 	), r AS (
-		INSERT INTO voltro_replies (request_id) SELECT id FROM m ON CONFLICT (request_id) DO NOTHING
+		INSERT INTO voltro_replies (request_id, created_at) SELECT id, now() FROM m ON CONFLICT (request_id) DO NOTHING
 	)
 	SELECT f.owned, f.before, EXISTS (SELECT 1 FROM ins), EXISTS (SELECT 1 FROM u), EXISTS (SELECT 1 FROM m) FROM f`
 
@@ -488,8 +490,8 @@ func runWriteOutcome(w store.RunWrite, owned bool, before *string, inserted, upd
 var sqlSendSignal = `WITH x AS (
 		SELECT id FROM voltro_workflow_executions WHERE id = $15
 	), sig AS (
-		INSERT INTO voltro_workflow_signals (execution_id, name, payload)
-		SELECT x.id, $16::text, $17::bytea FROM x
+		INSERT INTO voltro_workflow_signals (execution_id, name, payload, created_at)
+		SELECT x.id, $16::text, $17::bytea, now() FROM x
 		ON CONFLICT (execution_id, name) DO NOTHING
 		RETURNING execution_id
 	), ` + enqueueCTEs("sig") + `

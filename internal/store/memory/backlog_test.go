@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
@@ -9,5 +10,5 @@ import (
 )
 
 func TestBacklog(t *testing.T) {
-	storetest.RunBacklog(t, func(t *testing.T) store.Driver { return memory.New() })
+	storetest.RunBacklog(t, func(t *testing.T, now func() time.Time) store.Driver { return memory.New(memory.WithClock(now)) })
 }

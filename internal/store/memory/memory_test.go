@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
@@ -9,9 +10,9 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Driver { return memory.New() }, storetest.Options{})
+	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Driver { return memory.New(memory.WithClock(now)) }, storetest.Options{})
 }
 
 func TestWorkflowConformance(t *testing.T) {
-	storetest.RunWorkflows(t, func(t *testing.T) store.Driver { return memory.New() })
+	storetest.RunWorkflows(t, func(t *testing.T, now func() time.Time) store.Driver { return memory.New(memory.WithClock(now)) })
 }

@@ -2,6 +2,7 @@ package mysql_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/mysql"
@@ -10,9 +11,9 @@ import (
 
 func TestAcquireManyMariaDB(t *testing.T) {
 	var url string
-	storetest.RunAcquireMany(t, func(t *testing.T) store.Driver {
+	storetest.RunAcquireMany(t, func(t *testing.T, now func() time.Time) store.Driver {
 		var s *mysql.Store
-		s, url = fresh(t, "mymany", quiet)
+		s, url = fresh(t, "mymany", clocked(now))
 		return s
-	}, storetest.Options{Reopen: func(t *testing.T) store.Driver { return open(t, url, quiet) }})
+	}, storetest.Options{Reopen: func(t *testing.T, now func() time.Time) store.Driver { return open(t, url, clocked(now)) }})
 }

@@ -3,6 +3,7 @@ package mysql_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/storetest"
@@ -10,14 +11,14 @@ import (
 )
 
 func TestBenchSupportMariaDB(t *testing.T) {
-	storetest.RunBenchSupport(t, func(t *testing.T) store.Driver {
-		s, _ := fresh(t, "mybench", quiet)
+	storetest.RunBenchSupport(t, func(t *testing.T, now func() time.Time) store.Driver {
+		s, _ := fresh(t, "mybench", clocked(now))
 		return s
 	})
 }
 
 func TestBenchSupportMySQLDialect(t *testing.T) {
-	storetest.RunBenchSupport(t, func(t *testing.T) store.Driver {
-		return freshURL(t, "mysql://"+strings.TrimPrefix(testdb.MariaDB(t, "mybench_my"), "mariadb://"), quiet)
+	storetest.RunBenchSupport(t, func(t *testing.T, now func() time.Time) store.Driver {
+		return freshURL(t, "mysql://"+strings.TrimPrefix(testdb.MariaDB(t, "mybench_my"), "mariadb://"), clocked(now))
 	})
 }

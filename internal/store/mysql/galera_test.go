@@ -28,10 +28,10 @@ func TestMain(m *testing.M) {
 func TestGaleraConformance(t *testing.T) {
 	var urls []string
 	next := 0
-	storetest.Run(t, func(t *testing.T) store.Driver {
+	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Driver {
 		urls = testdb.Galera(t)
 		next = 0
-		s := open(t, urls[0], quiet)
+		s := open(t, urls[0], clocked(now))
 		if err := s.Migrate(ctxT(t)); err != nil {
 			t.Fatal(err)
 		}
@@ -47,9 +47,9 @@ func TestGaleraConformance(t *testing.T) {
 		return s
 	}, storetest.Options{
 		// every second handle is on the next node
-		Reopen: func(t *testing.T) store.Driver {
+		Reopen: func(t *testing.T, now func() time.Time) store.Driver {
 			next++
-			return open(t, urls[1+(next-1)%2], quiet)
+			return open(t, urls[1+(next-1)%2], clocked(now))
 		},
 		Modes: []store.LockMode{store.LockRow},
 	})

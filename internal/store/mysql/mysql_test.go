@@ -18,6 +18,13 @@ import (
 // quiet logs only warnings and errors.
 var quiet = mysql.Options{Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 
+// clocked is quiet on the clock now (nil: the server's clock).
+func clocked(now func() time.Time) mysql.Options {
+	o := quiet
+	o.Clock = now
+	return o
+}
+
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
@@ -48,12 +55,12 @@ func fresh(t testing.TB, name string, opts mysql.Options) (*mysql.Store, string)
 
 func TestConformanceMariaDB(t *testing.T) {
 	var url string
-	storetest.Run(t, func(t *testing.T) store.Driver {
+	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Driver {
 		var s *mysql.Store
-		s, url = fresh(t, "mysuite", quiet)
+		s, url = fresh(t, "mysuite", clocked(now))
 		return s
 	}, storetest.Options{
-		Reopen: func(t *testing.T) store.Driver { return open(t, url, quiet) },
+		Reopen: func(t *testing.T, now func() time.Time) store.Driver { return open(t, url, clocked(now)) },
 		Modes:  []store.LockMode{store.LockRow, store.LockAdvisory},
 	})
 }
@@ -63,10 +70,10 @@ func TestConformanceMariaDB(t *testing.T) {
 // queries off, it covers those paths (and Complete as a plain transaction).
 func TestConformanceMySQLDialect(t *testing.T) {
 	var url string
-	storetest.Run(t, func(t *testing.T) store.Driver {
+	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Driver {
 		u := testdb.MariaDB(t, "mysuite_my")
 		url = "mysql://" + strings.TrimPrefix(u, "mariadb://") + "?multiStatements=false"
-		s := open(t, url, quiet)
+		s := open(t, url, clocked(now))
 		if s.Dialect() != store.MySQL {
 			t.Fatalf("dialect %s", s.Dialect())
 		}
@@ -75,7 +82,7 @@ func TestConformanceMySQLDialect(t *testing.T) {
 		}
 		return s
 	}, storetest.Options{
-		Reopen: func(t *testing.T) store.Driver { return open(t, url, quiet) },
+		Reopen: func(t *testing.T, now func() time.Time) store.Driver { return open(t, url, clocked(now)) },
 		Modes:  []store.LockMode{store.LockRow, store.LockAdvisory},
 	})
 }

@@ -3,6 +3,7 @@ package mysql_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/storetest"
@@ -10,15 +11,15 @@ import (
 )
 
 func TestRetentionMariaDB(t *testing.T) {
-	storetest.RunRetention(t, func(t *testing.T) store.Driver {
-		s, _ := fresh(t, "myret", quiet)
+	storetest.RunRetention(t, func(t *testing.T, now func() time.Time) store.Driver {
+		s, _ := fresh(t, "myret", clocked(now))
 		return s
 	})
 }
 
 func TestRetentionMySQLDialect(t *testing.T) {
-	storetest.RunRetention(t, func(t *testing.T) store.Driver {
-		return freshURL(t, "mysql://"+strings.TrimPrefix(testdb.MariaDB(t, "myret_my"), "mariadb://"), quiet)
+	storetest.RunRetention(t, func(t *testing.T, now func() time.Time) store.Driver {
+		return freshURL(t, "mysql://"+strings.TrimPrefix(testdb.MariaDB(t, "myret_my"), "mariadb://"), clocked(now))
 	})
 }
 
@@ -35,10 +36,10 @@ type retentionSpread struct {
 }
 
 func TestRetentionGalera(t *testing.T) {
-	storetest.RunRetention(t, func(t *testing.T) store.Driver {
+	storetest.RunRetention(t, func(t *testing.T, now func() time.Time) store.Driver {
 		urls := testdb.Galera(t)
-		runs := open(t, urls[1], quiet)
-		other := open(t, urls[2], quiet)
-		return retentionSpread{freshURL(t, urls[0], quiet), runs, other, runs, other}
+		runs := open(t, urls[1], clocked(now))
+		other := open(t, urls[2], clocked(now))
+		return retentionSpread{freshURL(t, urls[0], clocked(now)), runs, other, runs, other}
 	})
 }

@@ -14,23 +14,23 @@ import (
 
 func TestSchedulesMariaDB(t *testing.T) {
 	var url string
-	storetest.RunSchedules(t, func(t *testing.T) store.Driver {
-		s, u := fresh(t, "mysched", quiet)
+	storetest.RunSchedules(t, func(t *testing.T, now func() time.Time) store.Driver {
+		s, u := fresh(t, "mysched", clocked(now))
 		url = u
 		return s
-	}, storetest.Options{Reopen: func(t *testing.T) store.Driver { return open(t, url, quiet) }})
+	}, storetest.Options{Reopen: func(t *testing.T, now func() time.Time) store.Driver { return open(t, url, clocked(now)) }})
 }
 
 func TestSchedulesMySQLDialect(t *testing.T) {
 	var url string
-	storetest.RunSchedules(t, func(t *testing.T) store.Driver {
+	storetest.RunSchedules(t, func(t *testing.T, now func() time.Time) store.Driver {
 		url = "mysql://" + strings.TrimPrefix(testdb.MariaDB(t, "mysched_my"), "mariadb://") + "?multiStatements=false"
-		s := freshURL(t, url, quiet)
+		s := freshURL(t, url, clocked(now))
 		if s.Dialect() != store.MySQL {
 			t.Fatalf("dialect %s", s.Dialect())
 		}
 		return s
-	}, storetest.Options{Reopen: func(t *testing.T) store.Driver { return open(t, url, quiet) }})
+	}, storetest.Options{Reopen: func(t *testing.T, now func() time.Time) store.Driver { return open(t, url, clocked(now)) }})
 }
 
 // On Galera the claim race runs on all three nodes at once: a claim
@@ -39,12 +39,12 @@ func TestSchedulesMySQLDialect(t *testing.T) {
 func TestSchedulesGalera(t *testing.T) {
 	var urls []string
 	next := 0
-	storetest.RunSchedules(t, func(t *testing.T) store.Driver {
+	storetest.RunSchedules(t, func(t *testing.T, now func() time.Time) store.Driver {
 		urls, next = testdb.Galera(t), 0
-		return freshURL(t, urls[0], quiet)
-	}, storetest.Options{Reopen: func(t *testing.T) store.Driver {
+		return freshURL(t, urls[0], clocked(now))
+	}, storetest.Options{Reopen: func(t *testing.T, now func() time.Time) store.Driver {
 		next++
-		return open(t, urls[1+(next-1)%2], quiet)
+		return open(t, urls[1+(next-1)%2], clocked(now))
 	}})
 }
 

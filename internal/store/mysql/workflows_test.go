@@ -24,22 +24,22 @@ import (
 )
 
 func TestWorkflowsMariaDB(t *testing.T) {
-	storetest.RunWorkflows(t, func(t *testing.T) store.Driver {
-		s, _ := fresh(t, "mywf", quiet)
+	storetest.RunWorkflows(t, func(t *testing.T, now func() time.Time) store.Driver {
+		s, _ := fresh(t, "mywf", clocked(now))
 		return s
 	})
 }
 
 func TestWorkflowsMySQLDialect(t *testing.T) {
-	storetest.RunWorkflows(t, func(t *testing.T) store.Driver {
-		return freshURL(t, "mysql://"+strings.TrimPrefix(testdb.MariaDB(t, "mywf_my"), "mariadb://"), quiet)
+	storetest.RunWorkflows(t, func(t *testing.T, now func() time.Time) store.Driver {
+		return freshURL(t, "mysql://"+strings.TrimPrefix(testdb.MariaDB(t, "mywf_my"), "mariadb://"), clocked(now))
 	})
 }
 
 // Without multi statements the transactions are sent statement by statement.
 func TestWorkflowsSingleStatements(t *testing.T) {
-	storetest.RunWorkflows(t, func(t *testing.T) store.Driver {
-		return freshURL(t, testdb.MariaDB(t, "mywf_single")+"?multiStatements=false", quiet)
+	storetest.RunWorkflows(t, func(t *testing.T, now func() time.Time) store.Driver {
+		return freshURL(t, testdb.MariaDB(t, "mywf_single")+"?multiStatements=false", clocked(now))
 	})
 }
 
@@ -64,10 +64,10 @@ type spread struct {
 }
 
 func TestWorkflowsGalera(t *testing.T) {
-	storetest.RunWorkflows(t, func(t *testing.T) store.Driver {
+	storetest.RunWorkflows(t, func(t *testing.T, now func() time.Time) store.Driver {
 		urls := testdb.Galera(t)
-		runs := open(t, urls[1], quiet)
-		return spread{freshURL(t, urls[0], quiet), runs, open(t, urls[2], quiet), runs}
+		runs := open(t, urls[1], clocked(now))
+		return spread{freshURL(t, urls[0], clocked(now)), runs, open(t, urls[2], clocked(now)), runs}
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/storetest"
@@ -13,8 +14,8 @@ import (
 func TestAcquireMany(t *testing.T) {
 	var n atomic.Int32
 	var last string
-	storetest.RunAcquireMany(t, func(t *testing.T) store.Driver {
+	storetest.RunAcquireMany(t, func(t *testing.T, now func() time.Time) store.Driver {
 		last = testdb.Postgres(t, fmt.Sprintf("pgmany%d", n.Add(1)))
-		return open(t, last)
-	}, storetest.Options{Reopen: func(t *testing.T) store.Driver { return open(t, last) }})
+		return openClock(t, last, now)
+	}, storetest.Options{Reopen: func(t *testing.T, now func() time.Time) store.Driver { return openClock(t, last, now) }})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/storetest"
@@ -12,7 +13,7 @@ import (
 
 func TestBenchSupport(t *testing.T) {
 	var n atomic.Int32
-	storetest.RunBenchSupport(t, func(t *testing.T) store.Driver {
-		return open(t, testdb.Postgres(t, fmt.Sprintf("pgbench%d", n.Add(1))))
+	storetest.RunBenchSupport(t, func(t *testing.T, now func() time.Time) store.Driver {
+		return openClock(t, testdb.Postgres(t, fmt.Sprintf("pgbench%d", n.Add(1))), now)
 	})
 }

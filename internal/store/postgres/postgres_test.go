@@ -36,7 +36,13 @@ func ctxT(t testing.TB) context.Context {
 // open opens and migrates a store on url, closed when t ends.
 func open(t testing.TB, url string) *postgres.Store {
 	t.Helper()
-	s, err := postgres.Open(ctxT(t), url, postgres.Options{MaxConns: 8, Logger: quiet})
+	return openClock(t, url, nil)
+}
+
+// openClock is open on the clock now (nil: the server's clock).
+func openClock(t testing.TB, url string, now func() time.Time) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(ctxT(t), url, postgres.Options{MaxConns: 8, Logger: quiet, Clock: now})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -50,12 +56,12 @@ func open(t testing.TB, url string) *postgres.Store {
 func TestConformance(t *testing.T) {
 	var n atomic.Int32
 	var last string
-	factory := func(t *testing.T) store.Driver {
+	factory := func(t *testing.T, now func() time.Time) store.Driver {
 		last = testdb.Postgres(t, fmt.Sprintf("pgconf%d", n.Add(1)))
-		return open(t, last)
+		return openClock(t, last, now)
 	}
 	storetest.Run(t, factory, storetest.Options{
-		Reopen: func(t *testing.T) store.Driver { return open(t, last) },
+		Reopen: func(t *testing.T, now func() time.Time) store.Driver { return openClock(t, last, now) },
 		Modes:  []store.LockMode{store.LockRow, store.LockAdvisory},
 	})
 }

@@ -18,10 +18,10 @@ import (
 func TestSchedules(t *testing.T) {
 	var n atomic.Int32
 	var last string
-	storetest.RunSchedules(t, func(t *testing.T) store.Driver {
+	storetest.RunSchedules(t, func(t *testing.T, now func() time.Time) store.Driver {
 		last = testdb.Postgres(t, fmt.Sprintf("pgsched%d", n.Add(1)))
-		return open(t, last)
-	}, storetest.Options{Reopen: func(t *testing.T) store.Driver { return open(t, last) }})
+		return openClock(t, last, now)
+	}, storetest.Options{Reopen: func(t *testing.T, now func() time.Time) store.Driver { return openClock(t, last, now) }})
 }
 
 // oldScheduleDDL is what versions before migration 0400 ran at run time

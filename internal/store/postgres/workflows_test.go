@@ -24,8 +24,8 @@ import (
 
 func TestWorkflowConformance(t *testing.T) {
 	var n atomic.Int32
-	storetest.RunWorkflows(t, func(t *testing.T) store.Driver {
-		return open(t, testdb.Postgres(t, fmt.Sprintf("pgwf%d", n.Add(1))))
+	storetest.RunWorkflows(t, func(t *testing.T, now func() time.Time) store.Driver {
+		return openClock(t, testdb.Postgres(t, fmt.Sprintf("pgwf%d", n.Add(1))), now)
 	})
 }
 

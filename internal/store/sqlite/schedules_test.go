@@ -13,10 +13,10 @@ import (
 
 func TestSchedules(t *testing.T) {
 	var last string
-	storetest.RunSchedules(t, func(t *testing.T) store.Driver {
+	storetest.RunSchedules(t, func(t *testing.T, now func() time.Time) store.Driver {
 		last = filepath.Join(t.TempDir(), "schedules.db")
-		return openTest(t, last)
-	}, storetest.Options{Reopen: func(t *testing.T) store.Driver { return openTest(t, last) }})
+		return openClock(t, last, now)
+	}, storetest.Options{Reopen: func(t *testing.T, now func() time.Time) store.Driver { return openClock(t, last, now) }})
 }
 
 // oldScheduleDDL is what versions before migration 0400 ran at run time

@@ -25,8 +25,14 @@ var quiet = slog.New(slog.DiscardHandler)
 // openTest opens and migrates a store on path, closed at the end of t.
 func openTest(t testing.TB, path string) *sqlite.Store {
 	t.Helper()
+	return openClock(t, path, nil)
+}
+
+// openClock is openTest on the clock now (nil: time.Now).
+func openClock(t testing.TB, path string, now func() time.Time) *sqlite.Store {
+	t.Helper()
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, path, sqlite.Options{Logger: quiet})
+	s, err := sqlite.Open(ctx, path, sqlite.Options{Logger: quiet, Clock: now})
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}
@@ -39,11 +45,11 @@ func openTest(t testing.TB, path string) *sqlite.Store {
 
 func TestConformance(t *testing.T) {
 	var last string
-	storetest.Run(t, func(t *testing.T) store.Driver {
+	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Driver {
 		last = filepath.Join(t.TempDir(), "voltro.db")
-		return openTest(t, last)
+		return openClock(t, last, now)
 	}, storetest.Options{
-		Reopen: func(t *testing.T) store.Driver { return openTest(t, last) },
+		Reopen: func(t *testing.T, now func() time.Time) store.Driver { return openClock(t, last, now) },
 		Modes:  []store.LockMode{store.LockRow},
 	})
 }

@@ -19,8 +19,8 @@ import (
 )
 
 func TestWorkflowConformance(t *testing.T) {
-	storetest.RunWorkflows(t, func(t *testing.T) store.Driver {
-		return openTest(t, filepath.Join(t.TempDir(), "wf.db"))
+	storetest.RunWorkflows(t, func(t *testing.T, now func() time.Time) store.Driver {
+		return openClock(t, filepath.Join(t.TempDir(), "wf.db"), now)
 	})
 }
 

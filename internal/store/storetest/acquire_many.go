@@ -24,11 +24,8 @@ func RunAcquireMany(t *testing.T, factory Factory, opts Options) {
 
 func testAcquireMany(t *testing.T, factory Factory, opts Options, mode store.LockMode) {
 	ctx := ctxT(t)
-	d := factory(t)
-	d2 := d
-	if opts.Reopen != nil {
-		d2 = opts.Reopen(t)
-	}
+	d, clock := open(t, factory)
+	d2 := second(t, opts, d, clock)
 	a := locker(t, d, mode, "a:1")
 	b := locker(t, d2, mode, "b:1")
 	ba, ok := b.(store.BatchLocker)

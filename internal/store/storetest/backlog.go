@@ -16,8 +16,8 @@ import (
 // RunBacklog runs the backlog cases; the store must also be a
 // store.WorkflowStore.
 func RunBacklog(t *testing.T, factory Factory) {
-	get := func(t *testing.T) (store.Driver, store.BacklogStore, store.WorkflowStore) {
-		d := factory(t)
+	get := func(t *testing.T) (store.Driver, store.BacklogStore, store.WorkflowStore, *Clock) {
+		d, clock := open(t, factory)
 		b, ok := d.(store.BacklogStore)
 		if !ok {
 			t.Fatalf("%T does not implement store.BacklogStore", d)
@@ -26,16 +26,16 @@ func RunBacklog(t *testing.T, factory Factory) {
 		if !ok {
 			t.Fatalf("%T does not implement store.WorkflowStore", d)
 		}
-		return d, b, w
+		return d, b, w, clock
 	}
-	t.Run("DeadLetterBacklog", func(t *testing.T) { d, b, _ := get(t); testDeadLetterBacklog(t, d, b) })
-	t.Run("CancelExecution", func(t *testing.T) { d, b, w := get(t); testCancelExecution(t, d, b, w) })
-	t.Run("DrainStatsShardTypes", func(t *testing.T) { d, _, _ := get(t); testDrainShardTypes(t, d) })
+	t.Run("DeadLetterBacklog", func(t *testing.T) { d, b, _, c := get(t); testDeadLetterBacklog(t, d, b, c) })
+	t.Run("CancelExecution", func(t *testing.T) { d, b, w, _ := get(t); testCancelExecution(t, d, b, w) })
+	t.Run("DrainStatsShardTypes", func(t *testing.T) { d, _, _, c := get(t); testDrainShardTypes(t, d, c) })
 }
 
 // A shard's deliverable backlog split by entity type: a runner judges its
 // own drain only by the types it can deliver.
-func testDrainShardTypes(t *testing.T, d store.Driver) {
+func testDrainShardTypes(t *testing.T, d store.Driver, clock *Clock) {
 	ctx := ctxT(t)
 	for _, m := range []*store.Message{
 		msg("default/1", "a", "1", "{}"), msg("default/1", "a", "2", "{}"), msg("default/1", "b", "1", "{}"),
@@ -46,7 +46,7 @@ func testDrainShardTypes(t *testing.T, d store.Driver) {
 	later := msg("default/1", "c", "1", "{}")
 	later.Delay = time.Hour
 	must(d.Enqueue(ctx, later, nil))(t)
-	time.Sleep(20 * time.Millisecond)
+	clock.Advance(time.Second)
 	ds := must(d.DrainStats(ctx))(t)
 	got := map[string][]store.TypeBacklog{}
 	for _, sd := range ds.Shards {
@@ -74,7 +74,7 @@ func testDrainShardTypes(t *testing.T, d store.Driver) {
 	}
 }
 
-func testDeadLetterBacklog(t *testing.T, d store.Driver, b store.BacklogStore) {
+func testDeadLetterBacklog(t *testing.T, d store.Driver, b store.BacklogStore, clock *Clock) {
 	ctx := ctxT(t)
 	enq := func(m *store.Message) int64 { t.Helper(); return must(d.Enqueue(ctx, m, nil))(t).ID }
 	claim := func(owner, shard string, ttl time.Duration) []store.Message {
@@ -92,7 +92,7 @@ func testDeadLetterBacklog(t *testing.T, d store.Driver, b store.BacklogStore) {
 	// default/2: a claim that expired.
 	_, _ = own(t, d, "a:2", "default/2")
 	expired := enq(msg("default/2", "typo", "expired", "{}"))
-	if got := claim("a:2", "default/2", 20*time.Millisecond); len(got) != 1 {
+	if got := claim("a:2", "default/2", 10*time.Second); len(got) != 1 {
 		t.Fatalf("claim on default/2: %+v", got)
 	}
 	// default/3: a claim made at an epoch the shard has since moved past.
@@ -109,7 +109,7 @@ func testDeadLetterBacklog(t *testing.T, d store.Driver, b store.BacklogStore) {
 	later.Delay = time.Hour
 	delayed := enq(later)
 	other := enq(msg("default/4", "real", "due", "{}"))
-	time.Sleep(100 * time.Millisecond) // past the short claim
+	clock.Advance(15 * time.Second) // past the short claim, inside the others
 
 	if _, err := b.DeadLetterBacklog(ctx, store.BacklogSelect{}, "x", nil); !errors.Is(err, errs.ErrInvalidArgument) {
 		t.Fatalf("no entity type: want invalid_argument, got %v", err)

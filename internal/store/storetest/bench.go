@@ -18,10 +18,10 @@ const BenchSiblingDatabase = "voltro_storetest_sibling"
 
 // RunBenchSupport runs the benchmark-support cases.
 func RunBenchSupport(t *testing.T, factory Factory) {
-	t.Run("CommitRate", func(t *testing.T) { testCommitRate(t, factory(t)) })
-	t.Run("StatementCounter", func(t *testing.T) { testStatementCounter(t, factory(t)) })
-	t.Run("CreateDatabase", func(t *testing.T) { testCreateDatabase(t, factory(t)) })
-	t.Run("AnalyzeHistory", func(t *testing.T) { testAnalyzeHistory(t, factory(t)) })
+	t.Run("CommitRate", func(t *testing.T) { testCommitRate(t, fresh(t, factory)) })
+	t.Run("StatementCounter", func(t *testing.T) { testStatementCounter(t, fresh(t, factory)) })
+	t.Run("CreateDatabase", func(t *testing.T) { testCreateDatabase(t, fresh(t, factory)) })
+	t.Run("AnalyzeHistory", func(t *testing.T) { testAnalyzeHistory(t, fresh(t, factory)) })
 }
 
 func testCommitRate(t *testing.T, d store.Driver) {

@@ -38,10 +38,10 @@ func testClusterConfig(t *testing.T, d store.Driver) {
 // (other handles: other processes) get the stored secret.
 func testClusterSecret(t *testing.T, factory Factory, opts Options) {
 	ctx := ctxT(t)
-	d := factory(t)
+	d, clock := open(t, factory)
 	handles := []store.Driver{d, d}
 	if opts.Reopen != nil {
-		handles = append(handles, opts.Reopen(t), opts.Reopen(t))
+		handles = append(handles, second(t, opts, d, clock), second(t, opts, d, clock))
 	}
 	got := make([]string, len(handles))
 	var wg sync.WaitGroup
@@ -73,7 +73,7 @@ func testClusterSecret(t *testing.T, factory Factory, opts Options) {
 	}
 }
 
-func testRunners(t *testing.T, d store.Driver) {
+func testRunners(t *testing.T, d store.Driver, clock *Clock) {
 	ctx := ctxT(t)
 	r := store.Runner{Address: "10.0.0.1:34000", ReplicaID: "pod-a", Groups: []string{"default"}, EntityTypes: []string{"a", "b"}, InspectAddr: "127.0.0.1:9000", Version: "v1", Healthy: true, Meta: `{"k":1}`}
 	check(t, d.RegisterRunner(ctx, r))
@@ -93,7 +93,7 @@ func testRunners(t *testing.T, d store.Driver) {
 	mode, _, err := d.ResolveLockMode(ctx, store.LockAuto)
 	check(t, err)
 	l := locker(t, d, mode, r.Address)
-	time.Sleep(1100 * time.Millisecond)
+	clock.Advance(2 * time.Second)
 	check(t, l.Heartbeat(ctx, r.Address))
 	rs = must(d.ListRunners(ctx))(t)
 	if rs[0].HeartbeatAge > 500*time.Millisecond || rs[1].HeartbeatAge < time.Second {

@@ -11,21 +11,19 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 func testLocks(t *testing.T, factory Factory, opts Options, mode store.LockMode) {
 	ctx := ctxT(t)
-	d := factory(t)
-	d2 := d
-	if opts.Reopen != nil {
-		d2 = opts.Reopen(t)
-	}
+	d, clock := open(t, factory)
+	d2 := second(t, opts, d, clock)
 	a := locker(t, d, mode, "a:1")
 	b := locker(t, d2, mode, "b:1")
 	if a.Mode() != mode {
 		t.Fatalf("mode %s", a.Mode())
 	}
-	ttl := 2 * time.Second
+	ttl := time.Minute // the clock moves; real time stays far inside it
 	e1, ok, err := a.Acquire(ctx, "default/1", ttl)
 	check(t, err)
 	if !ok || e1 <= 0 {
@@ -54,11 +52,19 @@ func testLocks(t *testing.T, factory Factory, opts Options, mode store.LockMode)
 	if !slices.Equal(lost, []string{"default/1"}) {
 		t.Fatalf("a must see default/1 lost, got %v", lost)
 	}
-	// Losing the holder: advisory locks go with the session, row leases expire.
+	// Losing the holder: advisory locks go with the session, row leases
+	// expire: refused while b's lease runs, taken once it has run out.
+	if _, ok, err := a.Acquire(ctx, "default/1", ttl); err != nil || ok {
+		t.Fatalf("a must not take b's live lease: ok=%v err=%v", ok, err)
+	}
 	if mode == store.LockAdvisory {
 		check(t, b.Close())
 	} else {
-		time.Sleep(ttl + 300*time.Millisecond)
+		clock.Advance(ttl / 2)
+		if _, ok, err := a.Acquire(ctx, "default/1", ttl); err != nil || ok {
+			t.Fatalf("a took b's lease before it expired: ok=%v err=%v", ok, err)
+		}
+		clock.Advance(ttl/2 + time.Second)
 	}
 	e3, ok, err := a.Acquire(ctx, "default/1", ttl)
 	check(t, err)
@@ -68,7 +74,7 @@ func testLocks(t *testing.T, factory Factory, opts Options, mode store.LockMode)
 	if mode == store.LockRow {
 		// an unexpired lease is kept by refresh past its first ttl
 		for i := 0; i < 3; i++ {
-			time.Sleep(ttl / 2)
+			clock.Advance(ttl / 2)
 			lost, err = a.Refresh(ctx, map[string]int64{"default/1": e3}, ttl)
 			check(t, err)
 			if len(lost) != 0 {
@@ -109,18 +115,15 @@ func testManyShards(ctx context.Context, t *testing.T, a store.Locker, ttl time.
 
 func testSurvey(t *testing.T, factory Factory, opts Options, mode store.LockMode) {
 	ctx := ctxT(t)
-	d := factory(t)
-	d2 := d
-	if opts.Reopen != nil {
-		d2 = opts.Reopen(t)
-	}
+	d, clock := open(t, factory)
+	d2 := second(t, opts, d, clock)
 	a := locker(t, d, mode, "a:1")
 	b := locker(t, d2, mode, "b:1")
 	sv, ok := b.(store.ShardSurveyor)
 	if !ok {
 		t.Skip("this store's locker does not survey; runners fall back to the ledger and heartbeats")
 	}
-	ttl := 2 * time.Second
+	ttl := time.Minute // the clock moves; real time stays far inside it
 	e1, _, err := a.Acquire(ctx, "default/1", ttl)
 	check(t, err)
 	_, _, err = a.Acquire(ctx, "default/2", ttl)
@@ -150,7 +153,11 @@ func testSurvey(t *testing.T, factory Factory, opts Options, mode store.LockMode
 		t.Fatalf("a released shard is free with no owner: %+v", got["default/1"])
 	}
 	if mode == store.LockRow {
-		time.Sleep(ttl + 300*time.Millisecond)
+		clock.Advance(ttl / 2)
+		if got = survey(); got["default/2"].Free {
+			t.Fatalf("a lease short of its ttl is not free: %+v", got["default/2"])
+		}
+		clock.Advance(ttl/2 + time.Second)
 		got = survey()
 		if !got["default/2"].Free || got["default/2"].Owner != "a:1" {
 			t.Fatalf("an expired lease is free and still names its owner: %+v", got["default/2"])
@@ -163,11 +170,8 @@ func testSurvey(t *testing.T, factory Factory, opts Options, mode store.LockMode
 // no session to probe and reports nobody absent.
 func testPresence(t *testing.T, factory Factory, opts Options, mode store.LockMode) {
 	ctx := ctxT(t)
-	d := factory(t)
-	d2 := d
-	if opts.Reopen != nil {
-		d2 = opts.Reopen(t)
-	}
+	d, clock := open(t, factory)
+	d2 := second(t, opts, d, clock)
 	a := must(d.NewLocker(ctx, mode, "a:1"))(t)
 	defer a.Close()
 	b := locker(t, d2, mode, "b:1")
@@ -201,13 +205,10 @@ func testPresence(t *testing.T, factory Factory, opts Options, mode store.LockMo
 		t.Fatalf("a released a shard, not its presence; Absent = %v", got)
 	}
 	check(t, a.Close())
-	deadline := time.Now().Add(5 * time.Second)
-	for got := absent("a:1", "b:1"); !slices.Equal(got, []string{"a:1"}); got = absent("a:1", "b:1") {
-		if time.Now().After(deadline) {
-			t.Fatalf("a's locker is closed; Absent = %v, want [a:1]", got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// The server drops a closed session's locks in its own time: wait.
+	testwait.For(t, 5*time.Second, "a's closed locker to be absent", func() bool {
+		return slices.Equal(absent("a:1", "b:1"), []string{"a:1"})
+	})
 	// A new locker of the same runner (a restart) is present again.
 	a2 := must(d.NewLocker(ctx, mode, "a:1"))(t)
 	defer a2.Close()

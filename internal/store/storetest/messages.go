@@ -113,11 +113,8 @@ func testClaimRules(t *testing.T, d store.Driver) {
 
 func testClaimConcurrent(t *testing.T, factory Factory, opts Options) {
 	ctx := ctxT(t)
-	d := factory(t)
-	d2 := d
-	if opts.Reopen != nil {
-		d2 = opts.Reopen(t)
-	}
+	d, clock := open(t, factory)
+	d2 := second(t, opts, d, clock)
 	_, _ = own(t, d, "me:1", "default/1")
 	const n = 200
 	for i := 0; i < n; i++ {
@@ -218,7 +215,7 @@ func testFencing(t *testing.T, d store.Driver) {
 	}
 }
 
-func testReleaseAndAttempts(t *testing.T, d store.Driver) {
+func testReleaseAndAttempts(t *testing.T, d store.Driver, clock *Clock) {
 	ctx := ctxT(t)
 	_, e := own(t, d, "a:1", "default/1")
 	id := must(d.Enqueue(ctx, msg("default/1", "order", "1", "{}"), nil))(t).ID
@@ -247,19 +244,19 @@ func testReleaseAndAttempts(t *testing.T, d store.Driver) {
 	if len(got) != 1 || got[0].Attempts != 3 {
 		t.Fatalf("reclaim after release: %+v", got)
 	}
-	// expired claims are void: a short claim ttl lets the owner reclaim
+	// expired claims are void: once its ttl has passed the owner reclaims
 	check(t, d.Release(ctx, f, []int64{id}))
-	req.ClaimTTL = time.Second
+	req.ClaimTTL = time.Minute
 	must(d.Claim(ctx, req))(t)
 	if got := must(d.Claim(ctx, req))(t); len(got) != 0 {
 		t.Fatalf("a live claim must not be reclaimed: %+v", got)
 	}
-	check(t, d.ExtendClaims(ctx, "a:1", 3*time.Second))
-	time.Sleep(1500 * time.Millisecond)
+	check(t, d.ExtendClaims(ctx, "a:1", 3*time.Minute))
+	clock.Advance(2 * time.Minute) // past the claim's ttl, inside the extension
 	if got := must(d.Claim(ctx, req))(t); len(got) != 0 {
 		t.Fatalf("an extended claim must not be reclaimed: %+v", got)
 	}
-	time.Sleep(2 * time.Second)
+	clock.Advance(2 * time.Minute)
 	if got := must(d.Claim(ctx, req))(t); len(got) != 1 {
 		t.Fatalf("an expired claim must be reclaimable: %+v", got)
 	}
@@ -305,11 +302,11 @@ func testDeadLetter(t *testing.T, d store.Driver) {
 	}
 }
 
-func testDelayed(t *testing.T, d store.Driver) {
+func testDelayed(t *testing.T, d store.Driver, clock *Clock) {
 	ctx := ctxT(t)
 	_, _ = own(t, d, "a:1", "default/1")
 	m := msg("default/1", "order", "1", "{}")
-	m.Delay = 1500 * time.Millisecond
+	m.Delay = time.Hour
 	id := must(d.Enqueue(ctx, m, nil))(t).ID
 	req := store.ClaimRequest{Owner: "a:1", Types: []string{"order"}, Shards: []string{"default/1"}, Limit: 10, ClaimTTL: time.Minute}
 	if got := must(d.Claim(ctx, req))(t); len(got) != 0 {
@@ -317,7 +314,7 @@ func testDelayed(t *testing.T, d store.Driver) {
 	}
 	wait, ok, err := d.NextDelivery(ctx, "a:1", []string{"order"})
 	check(t, err)
-	if !ok || wait <= 500*time.Millisecond || wait > 1600*time.Millisecond {
+	if !ok || wait <= 50*time.Minute || wait > time.Hour {
 		t.Fatalf("next delivery: %v %v", wait, ok)
 	}
 	if _, ok, _ := d.NextDelivery(ctx, "a:1", []string{"other"}); ok {
@@ -326,7 +323,11 @@ func testDelayed(t *testing.T, d store.Driver) {
 	if _, ok, _ := d.NextDelivery(ctx, "b:1", []string{"order"}); ok {
 		t.Fatalf("next delivery must respect shard ownership")
 	}
-	time.Sleep(wait + 50*time.Millisecond)
+	clock.Advance(wait - 10*time.Minute)
+	if got := must(d.Claim(ctx, req))(t); len(got) != 0 {
+		t.Fatalf("claimed ten minutes before its delivery time: %+v", got)
+	}
+	clock.Advance(10*time.Minute + time.Second)
 	got := must(d.Claim(ctx, req))(t)
 	if len(got) != 1 || got[0].ID != id {
 		t.Fatalf("due now: %+v", got)
@@ -369,7 +370,7 @@ func testEnqueueClaimed(t *testing.T, d store.Driver) {
 	}
 }
 
-func testDrainStats(t *testing.T, d store.Driver) {
+func testDrainStats(t *testing.T, d store.Driver, clock *Clock) {
 	ctx := ctxT(t)
 	_, e := own(t, d, "a:1", "default/1")
 	for i := 0; i < 3; i++ {
@@ -379,7 +380,7 @@ func testDrainStats(t *testing.T, d store.Driver) {
 	later := msg("default/1", "order", "1", "{}")
 	later.Delay = time.Hour
 	must(d.Enqueue(ctx, later, nil))(t)
-	time.Sleep(1100 * time.Millisecond)
+	clock.Advance(2 * time.Second)
 	got := must(d.Claim(ctx, store.ClaimRequest{Owner: "a:1", Types: []string{"order"}, Shards: []string{"default/1"}, Limit: 1, ClaimTTL: time.Minute}))(t)
 	check(t, d.DeadLetter(ctx, store.Fence{Owner: "a:1", Epoch: e}, "default/1", got[0].ID, "x", nil))
 	must(d.Claim(ctx, store.ClaimRequest{Owner: "a:1", Types: []string{"order"}, Shards: []string{"default/1"}, Limit: 1, ClaimTTL: time.Minute}))(t)

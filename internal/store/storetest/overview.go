@@ -17,7 +17,7 @@ import (
 // implement store.Overviewer, store.ScheduleStore and store.WorkflowStore.
 func RunOverview(t *testing.T, factory Factory) {
 	get := func(t *testing.T) (store.Driver, store.Overviewer) {
-		d := factory(t)
+		d := fresh(t, factory)
 		o, ok := d.(store.Overviewer)
 		if !ok {
 			t.Fatalf("%T does not implement store.Overviewer", d)

@@ -21,7 +21,7 @@ import (
 // store.BacklogStore.
 func RunRetention(t *testing.T, factory Factory) {
 	get := func(t *testing.T) *retEnv {
-		d := factory(t)
+		d := fresh(t, factory)
 		e := &retEnv{d: d}
 		var ok bool
 		if e.sw, ok = d.(store.Sweeper); !ok {

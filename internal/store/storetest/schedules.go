@@ -21,7 +21,7 @@ import (
 // implement store.ScheduleStore.
 func RunSchedules(t *testing.T, factory Factory, opts Options) {
 	get := func(t *testing.T) (store.Driver, store.ScheduleStore) {
-		d := factory(t)
+		d := fresh(t, factory)
 		return d, schedStore(t, d)
 	}
 	t.Run("ClaimOnce", func(t *testing.T) { testScheduleClaims(t, factory, opts) })
@@ -97,10 +97,10 @@ func between(t *testing.T, what string, at, from, to time.Time) {
 // bidding for one tick, exactly one wins; the next tick is a new claim.
 func testScheduleClaims(t *testing.T, factory Factory, opts Options) {
 	ctx := ctxT(t)
-	d := factory(t)
+	d, clock := open(t, factory)
 	handles := []store.ScheduleStore{schedStore(t, d)}
 	if opts.Reopen != nil {
-		handles = append(handles, schedStore(t, opts.Reopen(t)), schedStore(t, opts.Reopen(t)))
+		handles = append(handles, schedStore(t, second(t, opts, d, clock)), schedStore(t, second(t, opts, d, clock)))
 	}
 	at := time.Date(2026, 5, 1, 10, 0, 7, 0, time.UTC)
 	if k := store.ScheduleClaimKey("claims", at); k != "claims@1777629607" {

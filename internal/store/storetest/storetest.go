@@ -8,16 +8,17 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-// Factory returns a migrated store with no rows. It may be called several
-// times in one test (two handles on one database) via Options.Reopen.
-type Factory func(t *testing.T) store.Driver
+// Factory returns a migrated store with no rows whose clock is now (the
+// store's Clock option: memory.WithClock, sqlite/postgres/mysql
+// Options.Clock). The suite passes a Clock of its own to every store.
+type Factory func(t *testing.T, now func() time.Time) store.Driver
 
 // Options tune the suite to a store.
 type Options struct {
 	// Reopen returns a second handle on the same database as the last
 	// Factory call (a second process, in effect). Nil for memory, where the
 	// same *Store is shared.
-	Reopen func(t *testing.T) store.Driver
+	Reopen func(t *testing.T, now func() time.Time) store.Driver
 	// Modes lists the lock modes to exercise (resolved modes only).
 	Modes []store.LockMode
 }
@@ -27,9 +28,9 @@ func Run(t *testing.T, factory Factory, opts Options) {
 	if len(opts.Modes) == 0 {
 		opts.Modes = []store.LockMode{store.LockRow, store.LockAdvisory}
 	}
-	t.Run("ClusterConfig", func(t *testing.T) { testClusterConfig(t, factory(t)) })
+	t.Run("ClusterConfig", func(t *testing.T) { testClusterConfig(t, fresh(t, factory)) })
 	t.Run("ClusterSecret", func(t *testing.T) { testClusterSecret(t, factory, opts) })
-	t.Run("Runners", func(t *testing.T) { testRunners(t, factory(t)) })
+	t.Run("Runners", func(t *testing.T) { d, c := open(t, factory); testRunners(t, d, c) })
 	for _, mode := range opts.Modes {
 		t.Run("Locks/"+string(mode), func(t *testing.T) { testLocks(t, factory, opts, mode) })
 	}
@@ -39,15 +40,15 @@ func Run(t *testing.T, factory Factory, opts Options) {
 	for _, mode := range opts.Modes {
 		t.Run("Presence/"+string(mode), func(t *testing.T) { testPresence(t, factory, opts, mode) })
 	}
-	t.Run("EnqueueDedupe", func(t *testing.T) { testEnqueueDedupe(t, factory(t)) })
-	t.Run("ClaimRules", func(t *testing.T) { testClaimRules(t, factory(t)) })
+	t.Run("EnqueueDedupe", func(t *testing.T) { testEnqueueDedupe(t, fresh(t, factory)) })
+	t.Run("ClaimRules", func(t *testing.T) { testClaimRules(t, fresh(t, factory)) })
 	t.Run("ClaimConcurrent", func(t *testing.T) { testClaimConcurrent(t, factory, opts) })
-	t.Run("Fencing", func(t *testing.T) { testFencing(t, factory(t)) })
-	t.Run("ReleaseAndAttempts", func(t *testing.T) { testReleaseAndAttempts(t, factory(t)) })
-	t.Run("DeadLetter", func(t *testing.T) { testDeadLetter(t, factory(t)) })
-	t.Run("Delayed", func(t *testing.T) { testDelayed(t, factory(t)) })
-	t.Run("EnqueueClaimed", func(t *testing.T) { testEnqueueClaimed(t, factory(t)) })
-	t.Run("DrainStats", func(t *testing.T) { testDrainStats(t, factory(t)) })
+	t.Run("Fencing", func(t *testing.T) { testFencing(t, fresh(t, factory)) })
+	t.Run("ReleaseAndAttempts", func(t *testing.T) { d, c := open(t, factory); testReleaseAndAttempts(t, d, c) })
+	t.Run("DeadLetter", func(t *testing.T) { testDeadLetter(t, fresh(t, factory)) })
+	t.Run("Delayed", func(t *testing.T) { d, c := open(t, factory); testDelayed(t, d, c) })
+	t.Run("EnqueueClaimed", func(t *testing.T) { testEnqueueClaimed(t, fresh(t, factory)) })
+	t.Run("DrainStats", func(t *testing.T) { d, c := open(t, factory); testDrainStats(t, d, c) })
 }
 
 func ctxT(t *testing.T) context.Context {

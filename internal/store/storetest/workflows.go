@@ -19,7 +19,7 @@ import (
 // store.WorkflowStore and store.WorkflowIntrospection.
 func RunWorkflows(t *testing.T, factory Factory) {
 	get := func(t *testing.T) (store.Driver, store.WorkflowStore, store.WorkflowIntrospection) {
-		d := factory(t)
+		d := fresh(t, factory)
 		w, ok := d.(store.WorkflowStore)
 		if !ok {
 			t.Fatalf("%T does not implement store.WorkflowStore", d)

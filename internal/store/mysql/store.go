@@ -38,7 +38,8 @@ type Options struct {
 	// fails (see internal/store/sqlclock). Nil, the default and the only
 	// production setting, leaves the SQL untouched: the server's clock is
 	// the cluster's single time source. A test clock needs a plaintext
-	// connection.
+	// connection, and does not reach writes in the caller's own
+	// transaction (TxWriter): they run on the caller's connection.
 	Clock func() time.Time
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/storetest"
@@ -30,9 +31,9 @@ func TestTxConformanceMariaDB(t *testing.T) {
 	var n atomic.Int32
 	var mu sync.Mutex
 	names := map[store.Driver]string{}
-	storetest.RunTx(t, func(t *testing.T) store.Driver {
+	storetest.RunTx(t, func(t *testing.T, now func() time.Time) store.Driver {
 		name := fmt.Sprintf("mytx%d", n.Add(1))
-		s, _ := fresh(t, name, quiet)
+		s, _ := fresh(t, name, clocked(now))
 		mu.Lock()
 		names[s] = name
 		mu.Unlock()

@@ -38,7 +38,9 @@ type Options struct {
 	// server clock any other way fails (see internal/store/sqlclock). Nil,
 	// the default and the only production setting, leaves the SQL and the
 	// statement cache untouched: the server's clock is the cluster's single
-	// time source. A test clock connects without TLS.
+	// time source. A test clock connects without TLS, and does not reach
+	// writes in the caller's own transaction (TxWriter): they run on the
+	// caller's connection.
 	Clock func() time.Time
 }
 

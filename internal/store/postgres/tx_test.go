@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the application's own pool: pgx's database/sql driver
 
@@ -31,9 +32,9 @@ func TestTxConformance(t *testing.T) {
 	var n atomic.Int32
 	var mu sync.Mutex
 	urls := map[store.Driver]string{}
-	storetest.RunTx(t, func(t *testing.T) store.Driver {
+	storetest.RunTx(t, func(t *testing.T, now func() time.Time) store.Driver {
 		url := testdb.Postgres(t, fmt.Sprintf("pgtx%d", n.Add(1)))
-		d := open(t, url)
+		d := openClock(t, url, now)
 		mu.Lock()
 		urls[d] = url
 		mu.Unlock()

@@ -41,7 +41,7 @@ func (s *Store) StartExecutionTx(ctx context.Context, tx *sql.Tx, q store.StartR
 	if err := s.checkTx(ctx, tx); err != nil {
 		return false, store.EnqueueResult{}, err
 	}
-	x, sc, t := q.Exec, q.Context, now()
+	x, sc, t := q.Exec, q.Context, s.now()
 	r, err := tx.ExecContext(ctx, insertExecSQL,
 		sql.Named("id", x.ID), sql.Named("name", x.Name), sql.Named("shard", x.Shard), sql.Named("idem_key", x.Key),
 		sql.Named("status", string(store.ExecRunning)), sql.Named("input", blob(x.Input)), sql.Named("output", nil),
@@ -65,7 +65,7 @@ func (s *Store) EnqueueTx(ctx context.Context, tx *sql.Tx, m *store.Message) (st
 	if err := s.checkTx(ctx, tx); err != nil {
 		return store.EnqueueResult{}, err
 	}
-	return s.enqueueIn(ctx, tx, m, now())
+	return s.enqueueIn(ctx, tx, m, s.now())
 }
 
 // enqueueIn inserts m pending through tx (enqueueSQL without a claim).

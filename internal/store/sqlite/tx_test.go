@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/storetest"
@@ -24,9 +25,9 @@ func userPool(t *testing.T, path string) *sql.DB {
 func TestTxConformance(t *testing.T) {
 	var mu sync.Mutex
 	paths := map[store.Driver]string{}
-	storetest.RunTx(t, func(t *testing.T) store.Driver {
+	storetest.RunTx(t, func(t *testing.T, now func() time.Time) store.Driver {
 		path := filepath.Join(t.TempDir(), "tx.db")
-		s := openTest(t, path)
+		s := openClock(t, path, now)
 		if err := s.Migrate(t.Context()); err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,9 @@ var txCluster = store.ClusterConfig{ShardCount: 4, Groups: []string{"default"}}
 // store.TxWriter and store.WorkflowStore.
 func RunTx(t *testing.T, factory Factory, opts TxOptions) {
 	get := func(t *testing.T) (store.Driver, store.TxWriter, *sql.DB) {
-		d := factory(t)
+		// The real clock: these writes run on the application's own
+		// connections, which no test clock of the store's reaches.
+		d := factory(t, nil)
 		must(d.EnsureClusterConfig(ctxT(t), txCluster))(t)
 		tw, ok := d.(store.TxWriter)
 		if !ok {

@@ -99,3 +99,27 @@ const (
 	// ParentCloseAbandon leaves the child running on its own.
 	ParentCloseAbandon ParentClosePolicy = workflow.ParentCloseAbandon
 )
+
+// Patched reports whether the run takes the new branch of the change named
+// id, for a deploy that changes a workflow while runs are in flight:
+//
+//	if voltro.Patched(wc, "charge-with-tax") {
+//		total, err = voltro.Step(wc, "charge-with-tax", chargeWithTax)
+//	} else {
+//		total, err = voltro.Step(wc, "charge", charge)
+//	}
+//
+// A run whose journal recorded the old branch here (it passed this point
+// under the old code) gets false on every replay, on any instance. A run
+// that reaches this point for the first time (every new run, and an
+// in-flight one that had not got this far) records a marker in its
+// journal and gets true from then on. When no run that took the old
+// branch is left, a later deploy deletes it and calls DeprecatePatch
+// instead; once no run with the marker is left either, a third drops that
+// too. See docs/versioning.md.
+func Patched(wc *WorkflowContext, id string) bool { return wc.c.Patched(id) }
+
+// DeprecatePatch replaces Patched(wc, id) once the old branch is deleted:
+// runs that recorded the marker consume it on replay, new runs record
+// nothing.
+func DeprecatePatch(wc *WorkflowContext, id string) { wc.c.DeprecatePatch(id) }

@@ -60,6 +60,7 @@ const (
 	JournalSleep  JournalKind = "sleep"
 	JournalSignal JournalKind = "signal"
 	JournalChild  JournalKind = "child"
+	JournalPatch  JournalKind = "patch" // a change marker: the run took the patched branch
 )
 
 // JournalEntry is one completed operation of a run, by sequence number.

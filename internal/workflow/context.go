@@ -214,7 +214,7 @@ func runStep(ctx context.Context, fn func(context.Context) ([]byte, error)) (out
 func (c *Context) record(seq int, e store.JournalEntry) {
 	e.ExecutionID, e.Seq, e.Runner = c.exec.ID, seq, c.fence.Owner
 	c.flush()
-	if e.Kind == store.JournalStep {
+	if e.Kind == store.JournalStep || e.Kind == store.JournalPatch {
 		c.journal[seq] = e
 		c.pending = &e
 		return
@@ -236,8 +236,8 @@ func (c *Context) write(e store.JournalEntry) {
 	case err == nil:
 		c.journal[e.Seq] = e
 	case errors.Is(err, errs.ErrAlreadyExists):
-		if e.Kind == store.JournalStep {
-			// only this replay writes its steps: another runner got here
+		if e.Kind == store.JournalStep || e.Kind == store.JournalPatch {
+			// only this replay writes its steps and markers: another runner got here
 			// first, and its entry, not this one, is the step's result
 			panic(c.unwind(storeFailure{err}))
 		}

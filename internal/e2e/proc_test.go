@@ -209,9 +209,14 @@ func freePort(t *testing.T) int {
 // startProc starts a runner process with env on top of a clean base.
 func startProc(t *testing.T, name string, env map[string]string) *proc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	return startBinary(t, name, exec.Command(os.Args[0], "-test.run=^$"), map[string]string{roleEnv: "runner"}, env)
+}
+
+// startBinary starts cmd as a runner process named name, with role and
+// env on top of a clean base, and waits for its READY line.
+func startBinary(t *testing.T, name string, cmd *exec.Cmd, role, env map[string]string) *proc {
+	t.Helper()
 	base := map[string]string{
-		roleEnv:                       "runner",
 		"POD_NAME":                    name,
 		"VOLTRO_WORKFLOW_RUNNER_HOST": "127.0.0.1",
 		"VOLTRO_WORKFLOW_RUNNER_PORT": strconv.Itoa(freePort(t)),
@@ -220,6 +225,9 @@ func startProc(t *testing.T, name string, env map[string]string) *proc {
 		"HOME":                        os.Getenv("HOME"),
 		// the test budget's pool cap (scripts/test) reaches the child too
 		store.MaxConnsEnv: os.Getenv(store.MaxConnsEnv),
+	}
+	for k, v := range role {
+		base[k] = v
 	}
 	for k, v := range env {
 		base[k] = v

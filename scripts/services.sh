@@ -3,9 +3,10 @@
 # PostgreSQL on 127.0.0.1:5432 (user postgres, no password) and MariaDB on
 # 127.0.0.1:3306 (user root, no password), each with a database named "test".
 # Installs the Debian packages the tests need (including galera-4 and rsync
-# for the Galera cluster, chromium for the dashboard's browser tests) only
-# when they are missing, and starts a server only when it does not answer.
-# Idempotent; takes well under a second when everything is already up.
+# for the Galera cluster, iptables for the tests that partition a private
+# one, chromium for the dashboard's browser tests) only when they are
+# missing, and starts a server only when it does not answer. Idempotent;
+# takes well under a second when everything is already up.
 #
 # Run it (bash scripts/services.sh) or source it (scripts/test does): sourcing
 # runs the same set-up and leaves the voltro_* functions defined.
@@ -13,7 +14,7 @@
 # it only checks and reports. Sourcing also sets -euo pipefail in the caller.
 set -euo pipefail
 
-VOLTRO_PACKAGES=(postgresql mariadb-server mariadb-client galera-4 rsync iproute2 util-linux chromium)
+VOLTRO_PACKAGES=(postgresql mariadb-server mariadb-client galera-4 rsync iproute2 util-linux chromium iptables)
 
 voltro_log() { echo "services: $*" >&2; }
 

@@ -91,6 +91,7 @@ type galeraNode struct {
 	ist     int
 	sst     int
 	proc    atomic.Pointer[galeraProc] // the latest process, nil before the first start
+	paused  atomic.Bool                // stopped by Pause, not resumed yet
 }
 
 // galeraProc is one run of a node's mariadbd.
@@ -239,6 +240,7 @@ func (c *GaleraCluster) Kill(i int) error {
 	if !n.waitExit(30 * time.Second) {
 		return fmt.Errorf("galera: node %d (pid %d) did not exit after SIGKILL", i, pid)
 	}
+	n.paused.Store(false)
 	c.log.Info("galera: node killed", "node", i, "pid", pid)
 	return nil
 }
@@ -294,8 +296,8 @@ func (c *GaleraCluster) Bootstrap(ctx context.Context, i int) error {
 	return nil
 }
 
-// WaitSize waits until every running node is Synced and reports
-// wsrep_cluster_size = want.
+// WaitSize waits until every running node that is not paused is Synced and
+// reports wsrep_cluster_size = want.
 func (c *GaleraCluster) WaitSize(ctx context.Context, want int) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -303,7 +305,7 @@ func (c *GaleraCluster) WaitSize(ctx context.Context, want int) error {
 		ok := true
 		var last string
 		for i := range galeraNodes {
-			if !c.nodes[i].running() {
+			if !c.nodes[i].running() || c.nodes[i].paused.Load() {
 				continue
 			}
 			st, err := c.status(ctx, i)
@@ -339,6 +341,7 @@ func (c *GaleraCluster) CreateDatabase(ctx context.Context, name string) error {
 func (c *GaleraCluster) Stop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.Heal()
 	for _, n := range c.nodes {
 		if n.running() {
 			_ = syscall.Kill(n.pid(), syscall.SIGKILL)
@@ -386,6 +389,9 @@ func StopGaleraDir(dir string) error {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+	}
+	if st.Base != 0 {
+		healChain(galeraChain(st.Base))
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("galera: remove %s: %w", dir, err)

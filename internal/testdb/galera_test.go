@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"net/url"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -123,5 +124,70 @@ func TestGaleraKillRestart(t *testing.T) {
 			}
 		}
 		t.Errorf("restarted node took a full SST; want IST:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// A paused node drops out of the others' view and comes back after SIGCONT;
+// a partitioned one goes non-Primary (wsrep_ready OFF) while the other two
+// keep a Primary component of two, and rejoins when the rules are gone.
+func TestGaleraPauseAndPartition(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("partitions need root for iptables")
+	}
+	c := NewGalera(t)
+	ctx := context.Background()
+	status := func(i int) map[string]string {
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		st, err := c.NodeStatus(qctx, i)
+		if err != nil {
+			return map[string]string{"error": err.Error()}
+		}
+		return st
+	}
+	if err := c.Pause(1); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	if err := c.WaitSize(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the others saw a cluster of two %s after SIGSTOP", time.Since(t0).Round(time.Millisecond))
+	if err := c.Resume(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitSize(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Partition(2); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Heal)
+	t0 = time.Now()
+	err := waitFor(ctx, 30*time.Second, func() (bool, error) {
+		st := status(2)
+		return st["wsrep_ready"] == "OFF" && st["wsrep_cluster_status"] != "Primary", nil
+	})
+	if err != nil {
+		t.Fatalf("node 2 still %v after the partition: %v", status(2), err)
+	}
+	t.Logf("the cut-off node went non-Primary %s after the partition", time.Since(t0).Round(time.Millisecond))
+	for _, i := range []int{0, 1} {
+		err := waitFor(ctx, 30*time.Second, func() (bool, error) {
+			st := status(i)
+			return st["wsrep_ready"] == "ON" && st["wsrep_cluster_status"] == "Primary" && st["wsrep_cluster_size"] == "2", nil
+		})
+		if err != nil {
+			t.Fatalf("node %d: %v: %v", i, status(i), err)
+		}
+	}
+	c.Heal()
+	t0 = time.Now()
+	if err := c.WaitSize(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the partition healed in %s", time.Since(t0).Round(time.Millisecond))
+	if out, err := exec.Command("iptables", "-S").CombinedOutput(); err != nil || strings.Contains(string(out), c.chain()) {
+		t.Fatalf("rules of %s left after Heal: %v\n%s", c.chain(), err, out)
 	}
 }

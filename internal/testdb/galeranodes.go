@@ -57,6 +57,8 @@ func (c *GaleraCluster) claimPorts(root string, base int) error {
 			f.Close()
 			return fmt.Errorf("galera: %w", err)
 		}
+		// So are the partition rules of a process that died mid-test.
+		healChain(galeraChain(p))
 		c.dir, c.base, c.lock = dir, p, f
 		return nil
 	}

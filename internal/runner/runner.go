@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/voltro/voltro/internal/errs"
@@ -18,7 +19,8 @@ type Callbacks interface {
 	// ShardAcquired: the shard is ours at epoch; read its backlog.
 	ShardAcquired(shard string, epoch int64)
 	// ShardLost: the lock is gone. Stop the shard's entities at once and
-	// release their claims before returning.
+	// release their claims, without waiting on the database (it may be
+	// why the lock is gone): the runner calls it with its state locked.
 	ShardLost(shard string, epoch int64, reason string)
 	// DrainShard: stop taking work for the shard, wait for running handlers
 	// (bounded by ctx) and release every claim, before a graceful release.
@@ -92,6 +94,12 @@ type Runner struct {
 	lockFailures    int64 // reserved-connection failures (refresh, heartbeat, acquire)
 	leaving         bool
 	handovers       sync.WaitGroup
+
+	// What Status answers while a pass holds mu in a database call that
+	// does not return (a paused or unreachable node): the view at the end
+	// of the last pass, and when the current pass began (0 between passes).
+	snapshot  atomic.Pointer[Status]
+	passSince atomic.Int64
 }
 
 // New builds a runner; Run starts it.
@@ -213,16 +221,23 @@ func (r *Runner) registerRow() store.Runner {
 func (r *Runner) step(ctx context.Context) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	now := time.Now()
+	r.passSince.Store(now.UnixNano())
+	defer r.endPass()
 	defer r.flushMoves()
 	if r.leaving || ctx.Err() != nil {
 		return
 	}
-	now := time.Now()
 	r.lastTick = now
+	// A lease that ran out while the last pass waited is dropped before
+	// this one calls the database again.
+	r.expireLeases(now)
 	// A generous limit for the calls themselves: a query cancelled halfway
 	// can cost the reserved connection. The pass stops starting new lock
-	// calls once its time budget is spent instead (see balance).
-	opctx, cancel := context.WithTimeout(ctx, max(r.opts.Heartbeat, 10*time.Second))
+	// calls once its time budget is spent instead (see balance). It never
+	// outlives a held lease, though: a call that hangs (a paused node) must
+	// not keep this runner acting for shards that others may take by now.
+	opctx, cancel := context.WithDeadline(ctx, r.callDeadline(now))
 	defer cancel()
 
 	beat := now.Sub(r.lastBeat) >= r.opts.Heartbeat
@@ -345,6 +360,22 @@ func (r *Runner) lockFailed(err error) {
 		_ = r.locker.Close()
 		r.locker = nil
 	}
+}
+
+// callDeadline bounds the lock calls of a pass begun at now: the generous
+// call limit, or the first moment a held row lease stops being valid,
+// whichever comes first.
+func (r *Runner) callDeadline(now time.Time) time.Time {
+	deadline := now.Add(max(r.opts.Heartbeat, 10*time.Second))
+	if r.opts.Mode != store.LockRow {
+		return deadline
+	}
+	for s, until := range r.validUntil {
+		if _, ok := r.held[s]; ok && until.Before(deadline) {
+			deadline = until
+		}
+	}
+	return deadline
 }
 
 func (r *Runner) expireLeases(now time.Time) {

@@ -68,12 +68,57 @@ type Status struct {
 	// which are not pruned yet; Pruned counts rows this runner removed.
 	StaleRunners int
 	Pruned       int64
+	// LiveTypes is every entity type hosted by a live runner (see LiveTypes).
+	LiveTypes map[string]bool
+	// PassBusy, when set, is how long the runner's current pass has been
+	// waiting on the database; the rest of the Status is then the view at
+	// the end of the last pass.
+	PassBusy time.Duration
 }
 
-// Status returns a snapshot.
+// statusWait is how long Status waits for a pass to finish before it
+// answers from the last pass's view.
+const statusWait = 200 * time.Millisecond
+
+// Status returns a snapshot. It answers within statusWait even while a pass
+// waits on a database that does not answer: then with the view at the end
+// of the last pass and PassBusy set, so that health probes and inspect
+// say what is wrong instead of hanging with the runner.
 func (r *Runner) Status() Status {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	got := make(chan Status, 1)
+	go func() {
+		r.mu.Lock()
+		st := r.statusLocked()
+		r.mu.Unlock()
+		got <- st
+	}()
+	t := time.NewTimer(statusWait)
+	defer t.Stop()
+	select {
+	case st := <-got:
+		return st
+	case <-t.C:
+	}
+	st := Status{Address: r.opts.Address, Mode: string(r.opts.Mode)}
+	if snap := r.snapshot.Load(); snap != nil {
+		st = *snap
+		st.Held, st.Unacquired, st.FenceErrors, st.LiveTypes = maps.Clone(st.Held), maps.Clone(st.Unacquired), maps.Clone(st.FenceErrors), maps.Clone(st.LiveTypes)
+	}
+	if since := r.passSince.Load(); since != 0 {
+		st.PassBusy = time.Since(time.Unix(0, since))
+	}
+	return st
+}
+
+// endPass publishes the view at the end of a pass, for Status to answer
+// from while a later pass is stuck.
+func (r *Runner) endPass() {
+	st := r.statusLocked()
+	r.snapshot.Store(&st)
+	r.passSince.Store(0)
+}
+
+func (r *Runner) statusLocked() Status {
 	now := time.Now()
 	st := Status{
 		Address: r.opts.Address, Mode: string(r.opts.Mode),
@@ -98,6 +143,7 @@ func (r *Runner) Status() Status {
 		st.Suspects = append(st.Suspects, s)
 	}
 	slices.Sort(st.Suspects)
+	st.LiveTypes = r.liveTypesLocked()
 	return st
 }
 
@@ -106,6 +152,10 @@ func (r *Runner) Status() Status {
 func (r *Runner) LiveTypes() map[string]bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.liveTypesLocked()
+}
+
+func (r *Runner) liveTypesLocked() map[string]bool {
 	out := map[string]bool{}
 	for _, x := range r.live {
 		if r.isSuspect(x.Address) {

@@ -67,6 +67,8 @@ type Deliverer struct {
 	// giveBack holds claims whose outcome could not be written and whose
 	// release failed too; Beat releases them before it extends claims.
 	giveBack map[store.Fence][]int64
+	// releases are the claim releases of lost shards still running.
+	releases sync.WaitGroup
 }
 
 // Stats are counters since start.
@@ -290,8 +292,8 @@ func (x *Deliverer) release(ctx context.Context, f store.Fence, ids []int64) boo
 // it would be extended with every other claim of this runner on each
 // heartbeat while the runner is busy, and never expire. A release that
 // fails too is retried on the next heartbeats (see Beat).
-func (x *Deliverer) abandon(ctx context.Context, f store.Fence, id int64) {
-	if x.release(ctx, f, []int64{id}) {
+func (x *Deliverer) abandon(ctx context.Context, f store.Fence, ids ...int64) {
+	if x.release(ctx, f, ids) {
 		return
 	}
 	x.mu.Lock()
@@ -299,7 +301,7 @@ func (x *Deliverer) abandon(ctx context.Context, f store.Fence, id int64) {
 	if x.giveBack == nil {
 		x.giveBack = map[store.Fence][]int64{}
 	}
-	x.giveBack[f] = append(x.giveBack[f], id)
+	x.giveBack[f] = append(x.giveBack[f], ids...)
 }
 
 // DispatchClaimed delivers a message the sender inserted already claimed for

@@ -22,7 +22,12 @@ func (x *Deliverer) ShardAcquired(shard string, epoch int64) {
 }
 
 // ShardLost stops the shard's entities at once and releases every claim we
-// hold on it before returning.
+// held on it in the background. Nothing waits for that release: a claim
+// made under the lost epoch is void for whoever takes the shard next
+// (Claim skips claims of an older epoch), and the database may be why the
+// shard was lost. A release that waited on a node that does not answer
+// would keep the runner, which calls this for every shard it loses, acting
+// for shards whose leases have run out; one that fails is retried by Beat.
 func (x *Deliverer) ShardLost(shard string, epoch int64, _ string) {
 	x.mu.Lock()
 	st := x.shards[shard]
@@ -35,7 +40,14 @@ func (x *Deliverer) ShardLost(shard string, epoch int64, _ string) {
 	x.dropQueuedLocked(shard, epoch)
 	ids := keys(st.claimed) // queued and running: running handlers are cancelled and their writes fenced
 	x.mu.Unlock()
-	x.release(context.Background(), store.Fence{Owner: x.opts.Owner, Epoch: epoch}, ids)
+	if len(ids) == 0 {
+		return
+	}
+	x.releases.Add(1)
+	go func() {
+		defer x.releases.Done()
+		x.abandon(context.Background(), store.Fence{Owner: x.opts.Owner, Epoch: epoch}, ids...)
+	}()
 }
 
 // DrainShard stops claiming for the shard, drops what is queued, waits for
@@ -105,15 +117,24 @@ func (x *Deliverer) Stop(wait time.Duration) {
 		delete(x.shards, s)
 	}
 	x.mu.Unlock()
-	deadline := time.After(wait)
+	// One deadline for every wait below (a channel from time.After would
+	// fire for one of them only).
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
 	for _, st := range all {
 		done := make(chan struct{})
 		go func() { st.running.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-deadline:
+		case <-ctx.Done():
 		}
 		st.cancel()
+	}
+	released := make(chan struct{})
+	go func() { x.releases.Wait(); close(released) }()
+	select {
+	case <-released:
+	case <-ctx.Done():
 	}
 }
 

@@ -18,6 +18,9 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
+// healthDBWait bounds the database calls of one readiness evaluation.
+const healthDBWait = 2 * time.Second
+
 type drainCache struct {
 	at    time.Time
 	stats store.DrainStats
@@ -51,12 +54,25 @@ func (e *Engine) Health(ctx context.Context) inspect.Health {
 		h.Ready = false
 		h.Problems = append(h.Problems, inspect.Problem{Kind: kind, Detail: fmt.Sprintf(format, args...)})
 	}
-	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	if err := e.d.Ping(pctx); err != nil {
+	// The two database calls run side by side, each bounded, so that a
+	// database that does not answer (a paused node) costs a probe at most
+	// healthDBWait, not the sum.
+	dctx, cancel := context.WithTimeout(ctx, healthDBWait)
+	defer cancel()
+	drained := make(chan struct{})
+	var ds store.DrainStats
+	var dsErr error
+	go func() {
+		defer close(drained)
+		ds, dsErr = e.drainStats(dctx)
+	}()
+	if err := e.d.Ping(dctx); err != nil {
 		bad(inspect.ProblemDatabase, "database ping failed: %v", err)
 	}
-	cancel()
 	rs := e.runner.Status()
+	if rs.PassBusy > e.cfg.Heartbeat {
+		bad(inspect.ProblemLocks, "the runner has waited %s on the database (heartbeat, lock refresh or acquisition)", rs.PassBusy.Round(time.Millisecond))
+	}
 	if !rs.PoolHealthy {
 		bad(inspect.ProblemPool, "connection pool has not served a query since %s (%s): shards released", rs.PoolLastOK.Format(time.RFC3339), rs.PoolError)
 	}
@@ -80,17 +96,15 @@ func (e *Engine) Health(ctx context.Context) inspect.Health {
 	if !e.started.IsZero() && time.Since(e.started) > e.stallAfter() && (lastLoop.IsZero() || time.Since(lastLoop) > e.stallAfter()+e.pollInterval()) {
 		bad(inspect.ProblemReadLoop, "read loop has not run for %s", time.Since(lastLoop).Round(time.Second))
 	}
-	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	ds, err := e.drainStats(dctx)
-	cancel()
-	if err != nil {
-		bad(inspect.ProblemDatabase, "reading drain statistics failed: %v", err)
+	<-drained
+	if dsErr != nil {
+		bad(inspect.ProblemDatabase, "reading drain statistics failed: %v", dsErr)
 	} else {
 		d.Dead = ds.Dead
 		d.OldestUndeliveredS = ds.OldestUndelivered.Seconds()
 		// A backlog no live runner hosts is shown, never judged here: taking
 		// this instance out of traffic would not drain it (see ClusterHealth).
-		live := e.runner.LiveTypes()
+		live := rs.LiveTypes
 		for _, tb := range ds.Types {
 			if !live[tb.EntityType] {
 				if d.UnhostedBacklog == nil {

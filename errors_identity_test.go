@@ -47,6 +47,8 @@ func orderFlows() (*voltro.Workflow[int, string], *voltro.Workflow[int, int]) {
 	return order, charge
 }
 
+// appAt is a started app on url with items registered; the caller closes
+// it.
 func appAt(t *testing.T, url string, items ...voltro.Registrable) *voltro.App {
 	t.Helper()
 	env := map[string]string{"DB_URL": url, "POD_NAME": "test"}

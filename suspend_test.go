@@ -13,21 +13,11 @@ import (
 	"github.com/voltro/voltro/internal/testwait"
 )
 
-// memApp is a started app on the memory store with items registered.
+// memApp is a started app on the memory store with items registered,
+// closed at the end of the test.
 func memApp(t *testing.T, items ...voltro.Registrable) *voltro.App {
 	t.Helper()
-	env := map[string]string{"DB_URL": "memory:", "POD_NAME": "test"}
-	ctx := context.Background()
-	app, err := voltro.New(ctx, voltro.WithEnv(func(k string) string { return env[k] }), voltro.WithLogger(testLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Register(items...); err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	app := appAt(t, "memory:", items...)
 	t.Cleanup(func() { _ = app.Close(context.Background()) })
 	return app
 }

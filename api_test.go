@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/voltro/voltro/internal/errs"
 )
 
 // aliasesAllowed are the aliases kept on purpose: one error type shared
@@ -130,4 +132,21 @@ func exportedFieldUse(ts *ast.TypeSpec, uses func(ast.Node) string) string {
 		}
 	}
 	return ""
+}
+
+// The codes users read in go doc are the ones the engine writes.
+func TestErrorCodesAreTheEngines(t *testing.T) {
+	for got, want := range map[Code]Code{
+		CodeInvalidConfig: errs.CodeInvalidConfig, CodeInvalidArgument: errs.CodeInvalidArgument, CodeNotFound: errs.CodeNotFound,
+		CodeFenced: errs.CodeFenced, CodeUnregistered: errs.CodeUnregistered, CodeDecode: errs.CodeDecode,
+		CodeHandlerPanic: errs.CodeHandlerPanic, CodeHandler: errs.CodeHandler, CodeDeadline: errs.CodeDeadline,
+		CodeClusterMismatch: errs.CodeClusterMismatch, CodeLocked: errs.CodeLocked, CodeUnavailable: errs.CodeUnavailable,
+		CodeDeadLettered: errs.CodeDeadLettered, CodeCancelled: errs.CodeCancelled, CodeNonDeterminism: errs.CodeNonDeterminism,
+		CodeUnauthenticated: errs.CodeUnauthenticated, CodeNotOwner: errs.CodeNotOwner, CodeAlreadyExists: errs.CodeAlreadyExists,
+		CodePermission: errs.CodePermission, CodeInternal: errs.CodeInternal,
+	} {
+		if got != want {
+			t.Errorf("code %q, the engine's %q", got, want)
+		}
+	}
 }

@@ -37,25 +37,29 @@ type Error = errs.Error
 // (voltro.Code("out_of_stock")) for NewError.
 type Code = errs.Code
 
-// Error codes.
+// Error codes: stable, and never reused for another meaning. Match them with
+// the Err… sentinels (errors.Is) or on (*Error).Code.
 const (
-	CodeInvalidConfig   = errs.CodeInvalidConfig
-	CodeInvalidArgument = errs.CodeInvalidArgument
-	CodeNotFound        = errs.CodeNotFound
-	CodeFenced          = errs.CodeFenced
-	CodeUnregistered    = errs.CodeUnregistered
-	CodeDecode          = errs.CodeDecode
-	CodeHandlerPanic    = errs.CodeHandlerPanic
-	CodeHandler         = errs.CodeHandler
-	CodeDeadline        = errs.CodeDeadline
-	CodeClusterMismatch = errs.CodeClusterMismatch
-	CodeLocked          = errs.CodeLocked
-	CodeUnavailable     = errs.CodeUnavailable
-	CodeDeadLettered    = errs.CodeDeadLettered
-	CodeCancelled       = errs.CodeCancelled
-	CodeNonDeterminism  = errs.CodeNonDeterminism
-	CodeUnauthenticated = errs.CodeUnauthenticated
-	CodeNotOwner        = errs.CodeNotOwner
+	CodeInvalidConfig   Code = "invalid_config"   // a bad environment value, Config field or option; New refuses to start
+	CodeInvalidArgument Code = "invalid_argument" // a bad call argument: a malformed cron expression, an empty id, input that cannot be encoded
+	CodeNotFound        Code = "not_found"        // no such run, message or schedule
+	CodeFenced          Code = "fenced"           // a write for a shard this instance no longer owns (retried by the new owner)
+	CodeUnregistered    Code = "unregistered"     // no handler registered for the entity type or workflow
+	CodeDecode          Code = "decode"           // a payload, input, result or reply that does not decode into its Go type
+	CodeHandlerPanic    Code = "handler_panic"    // a handler, step or workflow panicked
+	CodeHandler         Code = "handler"          // a handler or step returned a plain (uncoded) error
+	CodeDeadline        Code = "deadline"         // a deadline passed: a request's reply, a signal's timeout
+	CodeClusterMismatch Code = "cluster_mismatch" // the shard count or groups disagree with the database's
+	CodeLocked          Code = "locked"           // another engine owns the resource (a SQLite file)
+	CodeUnavailable     Code = "unavailable"      // the database or a peer cannot be reached
+	CodeDeadLettered    Code = "dead_lettered"    // a message exhausted its attempts
+	CodeCancelled       Code = "cancelled"        // the run was cancelled
+	CodeNonDeterminism  Code = "non_determinism"  // a replay diverged from the run's journal (a deploy changed the steps)
+	CodeUnauthenticated Code = "unauthenticated"  // a runner or admin call without valid credentials
+	CodeNotOwner        Code = "not_owner"        // this runner does not own the shard asked for
+	CodeAlreadyExists   Code = "already_exists"   // a unique thing exists already
+	CodePermission      Code = "permission"       // the database refused an operation for lack of a privilege
+	CodeInternal        Code = "internal"         // anything else
 )
 
 // Sentinels: errors.Is(err, voltro.ErrDeadLettered) matches every error of
@@ -78,6 +82,8 @@ var (
 	ErrNonDeterminism  = errs.ErrNonDeterminism
 	ErrUnauthenticated = errs.ErrUnauthenticated
 	ErrNotOwner        = errs.ErrNotOwner
+	ErrAlreadyExists   = errs.ErrAlreadyExists
+	ErrPermission      = errs.ErrPermission
 )
 
 // NewError builds a coded error whose identity survives steps, children,

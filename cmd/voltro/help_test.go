@@ -15,6 +15,9 @@ func TestEveryCommandAnswersHelpOnce(t *testing.T) {
 	noEnv := func(string) string { return "" }
 	for name, cmd := range commands() {
 		calls := [][]string{{name, "--help"}, {name, "-h"}}
+		if len(cmd.subs) > 0 {
+			calls = append(calls, []string{name, "help"})
+		}
 		for _, sub := range cmd.subs {
 			calls = append(calls, []string{name, sub, "--help"}, []string{name, sub, "-h"})
 		}

@@ -124,13 +124,18 @@ func badArg(format string, args ...any) error {
 	return usageError{errs.New(errs.CodeInvalidArgument, format, args...)}
 }
 
-// wantsHelp reports whether args ask for help (before a "--").
+// wantsHelp reports whether args ask for help: a help flag before any
+// "--", or the word help in place of a subcommand (elsewhere it may be a
+// name: a signal, a table).
 func wantsHelp(args []string) bool {
+	if len(args) > 0 && args[0] == "help" {
+		return true
+	}
 	for _, a := range args {
 		switch a {
 		case "--":
 			return false
-		case "-h", "-help", "--help", "--h", "help":
+		case "-h", "-help", "--help", "--h":
 			return true
 		}
 	}

@@ -35,21 +35,11 @@ func idleRate(ctx context.Context, d store.Driver, window time.Duration) (float6
 	if !ok {
 		return 0, "no server counters for " + string(d.Dialect()), nil
 	}
-	info := c.StatementCounter()
-	// Let the load's tail land in the counter before the first reading.
-	time.Sleep(info.Settle)
-	a, err := c.CountStatements(ctx)
+	rate, err := store.StatementRate(ctx, c, window)
 	if err != nil {
 		return 0, "", err
 	}
-	time.Sleep(window + info.Tail)
-	b, err := c.CountStatements(ctx)
-	if err != nil {
-		return 0, "", err
-	}
-	own := 1.0 // the first read is counted in b
-	secs := (window + info.Tail).Seconds()
-	return (b - a - own) / secs, fmt.Sprintf("%s, over %s", info.Note, window), nil
+	return rate, fmt.Sprintf("%s, over %s", c.StatementCounter().Note, window), nil
 }
 
 // openStore opens a store of its own on dbURL, configured by env (nil for

@@ -46,6 +46,41 @@ type CounterInfo struct {
 	Tail time.Duration
 }
 
+// StatementRate reads c around a window of d and returns the statements
+// per second the server served in it, less the reading's own: it waits
+// out c's Settle first, and its Tail at the end.
+func StatementRate(ctx context.Context, c StatementCounter, d time.Duration) (float64, error) {
+	info := c.StatementCounter()
+	// let the load's tail land in the counter before the first reading
+	if err := sleep(ctx, info.Settle); err != nil {
+		return 0, err
+	}
+	a, err := c.CountStatements(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if err := sleep(ctx, d+info.Tail); err != nil {
+		return 0, err
+	}
+	b, err := c.CountStatements(ctx)
+	if err != nil {
+		return 0, err
+	}
+	const own = 1.0 // the first reading is counted in b
+	return (b - a - own) / (d + info.Tail).Seconds(), nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // DatabaseCreator is implemented by stores on a server that holds several
 // databases. CreateDatabase creates database name beside the store's own,
 // unless it exists; it does not migrate it.

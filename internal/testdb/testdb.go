@@ -83,3 +83,46 @@ func MariaDB(t testing.TB, name string) string {
 	}
 	return "mariadb://root@127.0.0.1:3306/" + dbname
 }
+
+// PostgresKept returns the URL of database voltro_keep_<name>, creating
+// it if it does not exist and otherwise leaving it as it is: for
+// benchmarks whose seeded data (a million runs) outlives one run.
+func PostgresKept(t testing.TB, name string) string {
+	t.Helper()
+	dbname := "voltro_keep_" + name
+	db, err := sql.Open("pgx", PostgresAdminURL())
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_database WHERE datname = $1`, dbname).Scan(&n); err != nil {
+		t.Fatalf("testdb: PostgreSQL at %s does not answer (run scripts/test to start it): %v", PostgresAdminURL(), err)
+	}
+	if n == 0 {
+		if _, err := db.ExecContext(ctx, `CREATE DATABASE `+dbname); err != nil {
+			t.Fatalf("testdb: create %s: %v", dbname, err)
+		}
+	}
+	return postgresURL(t, dbname)
+}
+
+// MariaDBKept is PostgresKept on MariaDB: a mariadb:// URL of database
+// voltro_keep_<name>, created if missing, never emptied.
+func MariaDBKept(t testing.TB, name string) string {
+	t.Helper()
+	dbname := "voltro_keep_" + name
+	db, err := sql.Open("mysql", MariaDBAdminDSN())
+	if err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+dbname); err != nil {
+		t.Fatalf("testdb: MariaDB at %s: create %s: %v", MariaDBAdminDSN(), dbname, err)
+	}
+	return "mariadb://root@127.0.0.1:3306/" + dbname
+}

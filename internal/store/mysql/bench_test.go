@@ -12,6 +12,8 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/mysql"
+	"github.com/voltro/voltro/internal/store/storetest"
+	"github.com/voltro/voltro/internal/testdb"
 )
 
 // parallel runs op b.N times spread over n goroutines and reports ops/s.
@@ -98,4 +100,14 @@ func BenchmarkRoundTrip(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkListRuns1M is the runs listing (the dashboard's Workflows
+// panel) over a million finished runs, seeded once into a kept database.
+func BenchmarkListRuns1M(b *testing.B) {
+	s := open(b, testdb.MariaDBKept(b, "listruns"), mysql.Options{MaxConns: 4})
+	if err := s.Migrate(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	storetest.BenchListRuns(b, s)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/postgres"
+	"github.com/voltro/voltro/internal/store/storetest"
 	"github.com/voltro/voltro/internal/testdb"
 )
 
@@ -240,4 +241,18 @@ func BenchmarkJournalWrite(b *testing.B) {
 	parallel(b, 1, func(ctx context.Context, _ int) error {
 		return store.AppendJournal(ctx, s, "default/1", f, store.JournalEntry{ExecutionID: id, Seq: int(seq.Add(1)), Kind: store.JournalStep, Name: "s", Result: []byte(`2`), Attempts: 1, Runner: f.Owner, StartedAt: time.Now()})
 	})
+}
+
+// BenchmarkListRuns1M is the runs listing (the dashboard's Workflows
+// panel) over a million finished runs, seeded once into a kept database.
+func BenchmarkListRuns1M(b *testing.B) {
+	s, err := postgres.Open(context.Background(), testdb.PostgresKept(b, "listruns"), postgres.Options{MaxConns: 4, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	if err := s.Migrate(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	storetest.BenchListRuns(b, s)
 }

@@ -1,0 +1,85 @@
+package dashboard_test
+
+// What the dashboard costs the database: nothing while no page is open,
+// and, with the change feed, next to nothing while one is open on a quiet
+// cluster (measured by the server's statement counter,
+// store.StatementCounter, on a database only this benchmark uses).
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/voltro/voltro/internal/cdc"
+	"github.com/voltro/voltro/internal/config"
+	"github.com/voltro/voltro/internal/dashboard"
+	"github.com/voltro/voltro/internal/store"
+	storeopen "github.com/voltro/voltro/internal/store/open"
+	"github.com/voltro/voltro/internal/testdb"
+)
+
+// idleWindow is how long each case counts statements.
+const idleWindow = 20 * time.Second
+
+func BenchmarkIdleQueries(b *testing.B) {
+	ctx := context.Background()
+	url := testdb.Postgres(b, "dashidle")
+	cfg, err := config.FromEnv(func(k string) string { return map[string]string{"CDC": "1"}[k] }, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := storeopen.Open(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	counter, ok := d.(store.StatementCounter)
+	if !ok {
+		b.Skip("no statement counter")
+	}
+	feed, err := cdc.Open(ctx, cdc.Config{URL: url, ReplicaID: "dash-idle", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer feed.Close()
+	measure := func(b *testing.B) {
+		for b.Loop() {
+			rate, err := store.StatementRate(ctx, counter, idleWindow)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(rate, "queries/s")
+		}
+	}
+	// the store and the feed alone: what the dashboard's figures are beside
+	b.Run("NoDashboard", measure)
+	c := dashboard.Config{Store: d, Feed: feed}
+	dashboard.Sources(&c, d, cfg)
+	dash, err := dashboard.New(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dash.Close()
+	srv := httptest.NewServer(dash.Handler())
+	defer srv.Close()
+	b.Run("NoPageOpen", measure)
+	b.Run("StreamOpenQuietCluster", func(b *testing.B) {
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(sctx, http.MethodGet, srv.URL+dashboard.Prefix+"api/stream", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		go func() { _, _ = io.Copy(io.Discard, resp.Body) }()
+		measure(b)
+	})
+}

@@ -1,0 +1,76 @@
+package storetest
+
+// The runs listing at a million runs (the dashboard's Workflows panel):
+// one page of 50 per operation, newest first, deep in the history by
+// keyset, and under each filter, on a database seeded once with
+// store.HistorySeeder and kept for the next run.
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/voltro/voltro/internal/store"
+)
+
+// ListBenchRuns is how many finished runs BenchListRuns lists over.
+const ListBenchRuns = 1_000_000
+
+// listBenchName is the seeded runs' workflow name.
+const listBenchName = "bench.list"
+
+// BenchListRuns seeds d (a kept database) up to ListBenchRuns finished
+// runs if it has fewer, then times one page of each kind of listing.
+func BenchListRuns(b *testing.B, d store.Driver) {
+	ctx := context.Background()
+	w, ok := d.(store.WorkflowStore)
+	seeder, seeds := d.(store.HistorySeeder)
+	counter, counts := d.(store.Overviewer)
+	if !ok || !seeds || !counts {
+		b.Skipf("the %s store cannot seed and count a history", d.Dialect())
+	}
+	n, err := counter.CountExecutions(ctx, store.ExecCompleted)
+	if err != nil {
+		b.Fatal(err)
+	}
+	to := time.Now().Add(-24 * time.Hour)
+	from := to.Add(-30 * 24 * time.Hour)
+	if have := n[store.ExecCompleted]; have < ListBenchRuns {
+		b.Logf("seeding %d finished runs (kept for the next run)", ListBenchRuns-have)
+		t0 := time.Now()
+		if err := seeder.SeedHistory(ctx, store.HistorySeed{N: ListBenchRuns - have, Name: listBenchName, From: from, To: to,
+			Shards: []string{"default/0", "default/1", "default/2", "default/3"}}); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("seeded in %s", time.Since(t0).Round(time.Second))
+		if a, ok := d.(store.HistoryAnalyzer); ok {
+			if err := a.AnalyzeHistory(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	mid := from.Add(to.Sub(from) / 2)
+	cases := []struct {
+		name string
+		f    store.ExecutionFilter
+	}{
+		{"Newest", store.ExecutionFilter{}},
+		{"Deep", store.ExecutionFilter{After: &store.ExecutionCursor{CreatedAt: mid, ID: "wf_~"}}},
+		{"Status", store.ExecutionFilter{Status: store.ExecCompleted, After: &store.ExecutionCursor{CreatedAt: mid, ID: "wf_~"}}},
+		{"StatusNone", store.ExecutionFilter{Status: store.ExecFailed}},
+		{"Name", store.ExecutionFilter{Name: listBenchName, After: &store.ExecutionCursor{CreatedAt: mid, ID: "wf_~"}}},
+		{"NameStatusNone", store.ExecutionFilter{Name: listBenchName, Status: store.ExecRunning}},
+		{"Window", store.ExecutionFilter{Since: mid.Add(-time.Hour), Until: mid}},
+		{"WindowNameNone", store.ExecutionFilter{Name: "nosuch", Since: mid.Add(-time.Hour), Until: mid}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			c.f.Limit = 51 // a page and whether there is a next one
+			for b.Loop() {
+				if _, err := w.ListExecutions(ctx, c.f); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -19,9 +19,6 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-// liveTables are the tables whose changes the stream forwards.
-var liveTables = []string{store.TableRuns, store.TableRunSteps, store.TableRunEvents}
-
 // event is one message of the stream.
 type event struct {
 	// Kind: hello (the stream's mode), change (a row of Table changed),
@@ -120,7 +117,7 @@ func (d *Dashboard) source() source {
 		if f := d.c.Feed; f != nil && f.Transport().CrossInstance() {
 			var chans []<-chan delta.Delta
 			var err error
-			for _, t := range liveTables {
+			for _, t := range store.IntrospectionTables {
 				var ch <-chan delta.Delta
 				if ch, err = f.Subscribe(ctx, t, nil); err != nil {
 					break

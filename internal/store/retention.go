@@ -26,6 +26,11 @@ const (
 	TableRunners       = "voltro_runners"
 )
 
+// IntrospectionTables are the workflow introspection tables, public and
+// stable: the change feed follows them (the dashboard's live runs, `voltro
+// watch`) though it skips voltro's other tables.
+var IntrospectionTables = []string{TableRuns, TableRunSteps, TableRunEvents}
+
 // SweepTables lists the tables a sweep may delete from, in the order
 // reports print them.
 var SweepTables = []string{

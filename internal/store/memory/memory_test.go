@@ -10,7 +10,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Driver { return memory.New(memory.WithClock(now)) }, storetest.Options{})
+	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Driver { return memory.New(memory.WithClock(now)) }, storetest.Options{Parallel: true})
 }
 
 func TestWorkflowConformance(t *testing.T) {

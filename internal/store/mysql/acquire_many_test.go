@@ -15,5 +15,7 @@ func TestAcquireManyMariaDB(t *testing.T) {
 		var s *mysql.Store
 		s, url = fresh(t, "mymany", clocked(now))
 		return s
-	}, storetest.Options{Reopen: func(t *testing.T, now func() time.Time) store.Driver { return open(t, url, clocked(now)) }})
+	}, storetest.Options{Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver {
+		return open(t, url, clocked(now))
+	}})
 }

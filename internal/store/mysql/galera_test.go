@@ -47,7 +47,7 @@ func TestGaleraConformance(t *testing.T) {
 		return s
 	}, storetest.Options{
 		// every second handle is on the next node
-		Reopen: func(t *testing.T, now func() time.Time) store.Driver {
+		Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver {
 			next++
 			return open(t, urls[1+(next-1)%2], clocked(now))
 		},

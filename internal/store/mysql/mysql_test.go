@@ -60,8 +60,10 @@ func TestConformanceMariaDB(t *testing.T) {
 		s, url = fresh(t, "mysuite", clocked(now))
 		return s
 	}, storetest.Options{
-		Reopen: func(t *testing.T, now func() time.Time) store.Driver { return open(t, url, clocked(now)) },
-		Modes:  []store.LockMode{store.LockRow, store.LockAdvisory},
+		Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver {
+			return open(t, url, clocked(now))
+		},
+		Modes: []store.LockMode{store.LockRow, store.LockAdvisory},
 	})
 }
 
@@ -82,7 +84,9 @@ func TestConformanceMySQLDialect(t *testing.T) {
 		}
 		return s
 	}, storetest.Options{
-		Reopen: func(t *testing.T, now func() time.Time) store.Driver { return open(t, url, clocked(now)) },
-		Modes:  []store.LockMode{store.LockRow, store.LockAdvisory},
+		Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver {
+			return open(t, url, clocked(now))
+		},
+		Modes: []store.LockMode{store.LockRow, store.LockAdvisory},
 	})
 }

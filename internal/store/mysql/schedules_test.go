@@ -18,7 +18,9 @@ func TestSchedulesMariaDB(t *testing.T) {
 		s, u := fresh(t, "mysched", clocked(now))
 		url = u
 		return s
-	}, storetest.Options{Reopen: func(t *testing.T, now func() time.Time) store.Driver { return open(t, url, clocked(now)) }})
+	}, storetest.Options{Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver {
+		return open(t, url, clocked(now))
+	}})
 }
 
 func TestSchedulesMySQLDialect(t *testing.T) {
@@ -30,7 +32,9 @@ func TestSchedulesMySQLDialect(t *testing.T) {
 			t.Fatalf("dialect %s", s.Dialect())
 		}
 		return s
-	}, storetest.Options{Reopen: func(t *testing.T, now func() time.Time) store.Driver { return open(t, url, clocked(now)) }})
+	}, storetest.Options{Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver {
+		return open(t, url, clocked(now))
+	}})
 }
 
 // On Galera the claim race runs on all three nodes at once: a claim
@@ -42,7 +46,7 @@ func TestSchedulesGalera(t *testing.T) {
 	storetest.RunSchedules(t, func(t *testing.T, now func() time.Time) store.Driver {
 		urls, next = testdb.Galera(t), 0
 		return freshURL(t, urls[0], clocked(now))
-	}, storetest.Options{Reopen: func(t *testing.T, now func() time.Time) store.Driver {
+	}, storetest.Options{Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver {
 		next++
 		return open(t, urls[1+(next-1)%2], clocked(now))
 	}})

@@ -17,5 +17,5 @@ func TestAcquireMany(t *testing.T) {
 	storetest.RunAcquireMany(t, func(t *testing.T, now func() time.Time) store.Driver {
 		last = testdb.Postgres(t, fmt.Sprintf("pgmany%d", n.Add(1)))
 		return openClock(t, last, now)
-	}, storetest.Options{Reopen: func(t *testing.T, now func() time.Time) store.Driver { return openClock(t, last, now) }})
+	}, storetest.Options{Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver { return openClock(t, last, now) }})
 }

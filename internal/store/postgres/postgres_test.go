@@ -55,14 +55,20 @@ func openClock(t testing.TB, url string, now func() time.Time) *postgres.Store {
 
 func TestConformance(t *testing.T) {
 	var n atomic.Int32
-	var last string
+	var urls sync.Map // store.Driver -> its database URL, for Reopen
 	factory := func(t *testing.T, now func() time.Time) store.Driver {
-		last = testdb.Postgres(t, fmt.Sprintf("pgconf%d", n.Add(1)))
-		return openClock(t, last, now)
+		url := testdb.Postgres(t, fmt.Sprintf("pgconf%d", n.Add(1)))
+		d := openClock(t, url, now)
+		urls.Store(store.Driver(d), url)
+		return d
 	}
 	storetest.Run(t, factory, storetest.Options{
-		Reopen: func(t *testing.T, now func() time.Time) store.Driver { return openClock(t, last, now) },
-		Modes:  []store.LockMode{store.LockRow, store.LockAdvisory},
+		Reopen: func(t *testing.T, d store.Driver, now func() time.Time) store.Driver {
+			url, _ := urls.Load(d)
+			return openClock(t, url.(string), now)
+		},
+		Modes:    []store.LockMode{store.LockRow, store.LockAdvisory},
+		Parallel: true,
 	})
 }
 

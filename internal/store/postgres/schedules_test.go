@@ -21,7 +21,7 @@ func TestSchedules(t *testing.T) {
 	storetest.RunSchedules(t, func(t *testing.T, now func() time.Time) store.Driver {
 		last = testdb.Postgres(t, fmt.Sprintf("pgsched%d", n.Add(1)))
 		return openClock(t, last, now)
-	}, storetest.Options{Reopen: func(t *testing.T, now func() time.Time) store.Driver { return openClock(t, last, now) }})
+	}, storetest.Options{Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver { return openClock(t, last, now) }})
 }
 
 // oldScheduleDDL is what versions before migration 0400 ran at run time

@@ -44,13 +44,14 @@ func openClock(t testing.TB, path string, now func() time.Time) *sqlite.Store {
 }
 
 func TestConformance(t *testing.T) {
-	var last string
 	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Driver {
-		last = filepath.Join(t.TempDir(), "voltro.db")
-		return openClock(t, last, now)
+		return openClock(t, filepath.Join(t.TempDir(), "voltro.db"), now)
 	}, storetest.Options{
-		Reopen: func(t *testing.T, now func() time.Time) store.Driver { return openClock(t, last, now) },
-		Modes:  []store.LockMode{store.LockRow},
+		Reopen: func(t *testing.T, d store.Driver, now func() time.Time) store.Driver {
+			return openClock(t, d.(*sqlite.Store).Path(), now)
+		},
+		Modes:    []store.LockMode{store.LockRow},
+		Parallel: true,
 	})
 }
 

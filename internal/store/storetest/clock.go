@@ -54,5 +54,5 @@ func second(t *testing.T, opts Options, d store.Driver, c *Clock) store.Driver {
 	if opts.Reopen == nil {
 		return d
 	}
-	return opts.Reopen(t, c.Now)
+	return opts.Reopen(t, d, c.Now)
 }

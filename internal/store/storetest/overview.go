@@ -16,17 +16,17 @@ import (
 // RunOverview runs the overview cases. The factory's stores must
 // implement store.Overviewer, store.ScheduleStore and store.WorkflowStore.
 func RunOverview(t *testing.T, factory Factory) {
-	get := func(t *testing.T) (store.Driver, store.Overviewer) {
-		d := fresh(t, factory)
+	get := func(t *testing.T) (store.Driver, store.Overviewer, *Clock) {
+		d, clock := open(t, factory)
 		o, ok := d.(store.Overviewer)
 		if !ok {
 			t.Fatalf("%T does not implement store.Overviewer", d)
 		}
-		return d, o
+		return d, o, clock
 	}
-	t.Run("Empty", func(t *testing.T) { d, o := get(t); testOverviewEmpty(t, d, o) })
-	t.Run("Schedules", func(t *testing.T) { d, o := get(t); testOverviewSchedules(t, d, o) })
-	t.Run("Executions", func(t *testing.T) { d, o := get(t); testOverviewExecutions(t, d, o) })
+	t.Run("Empty", func(t *testing.T) { d, o, _ := get(t); testOverviewEmpty(t, d, o) })
+	t.Run("Schedules", func(t *testing.T) { d, o, c := get(t); testOverviewSchedules(t, d, o, c) })
+	t.Run("Executions", func(t *testing.T) { d, o, _ := get(t); testOverviewExecutions(t, d, o) })
 }
 
 func testOverviewEmpty(t *testing.T, d store.Driver, o store.Overviewer) {
@@ -43,10 +43,10 @@ func testOverviewEmpty(t *testing.T, d store.Driver, o store.Overviewer) {
 	}
 }
 
-func testOverviewSchedules(t *testing.T, d store.Driver, o store.Overviewer) {
+func testOverviewSchedules(t *testing.T, d store.Driver, o store.Overviewer, clock *Clock) {
 	ctx := ctxT(t)
 	s := schedStore(t, d)
-	before := schedCut(t, d)
+	before := schedCut(t, d, clock)
 	for _, c := range []store.ScheduleClaim{
 		{Schedule: "ov.a", ScheduledAt: schedTick, ReplicaID: "r1"},
 		{Schedule: "ov.b", ScheduledAt: schedTick, ReplicaID: "r1"},
@@ -55,13 +55,13 @@ func testOverviewSchedules(t *testing.T, d store.Driver, o store.Overviewer) {
 		if ok := must(s.ClaimScheduleTick(ctx, c))(t); !ok {
 			t.Fatalf("claim %s not won", c.Key())
 		}
-		time.Sleep(3 * time.Millisecond) // a later claim has a later millisecond
+		clock.Advance(3 * time.Millisecond) // a later claim has a later millisecond
 	}
 	insertRun(t, s, schedRun("ov.a", schedTick, "r1", store.ScheduleOutcomeWonLock, store.ScheduleRunning))
 	insertRun(t, s, schedRun("ov.a", schedTick.Add(time.Minute), "r2", store.ScheduleOutcomeWonLock, store.ScheduleSucceeded))
 	insertRun(t, s, schedRun("ov.a", schedTick.Add(time.Minute), "r3", store.ScheduleOutcomeLostLock, store.ScheduleSkipped))
 	insertRun(t, s, schedRun("ov.b", schedTick, "r1", store.ScheduleOutcomeWonLock, store.ScheduleRunning))
-	after := schedCut(t, d)
+	after := schedCut(t, d, clock)
 
 	ov := must(o.ScheduleOverview(ctx, before))(t)
 	wantActive := []store.ReplicaRuns{{ReplicaID: "r1", Runs: 2}, {ReplicaID: "r2", Runs: 1}, {ReplicaID: "r3", Runs: 1}}

@@ -21,8 +21,8 @@ import (
 // store.BacklogStore.
 func RunRetention(t *testing.T, factory Factory) {
 	get := func(t *testing.T) *retEnv {
-		d := fresh(t, factory)
-		e := &retEnv{d: d}
+		d, clock := open(t, factory)
+		e := &retEnv{d: d, clock: clock}
 		var ok bool
 		if e.sw, ok = d.(store.Sweeper); !ok {
 			t.Fatalf("%T does not implement store.Sweeper", d)
@@ -64,6 +64,7 @@ type retEnv struct {
 	in    store.WorkflowIntrospection
 	b     store.BacklogStore
 	epoch int64
+	clock *Clock
 }
 
 func (e *retEnv) fence() store.Fence { return store.Fence{Owner: retOwner, Epoch: e.epoch} }
@@ -72,14 +73,14 @@ func (e *retEnv) claim() *store.EnqueueClaim {
 	return &store.EnqueueClaim{Owner: retOwner, Epoch: e.epoch, ClaimTTL: time.Hour}
 }
 
-// cut reads the store's clock between two short pauses: every row written
-// before the call is older than the instant returned, every row written
-// after it younger.
+// cut reads the store's clock between two short moves of it: every row
+// written before the call is older than the instant returned, every row
+// written after it younger.
 func (e *retEnv) cut(t *testing.T) time.Time {
 	t.Helper()
-	time.Sleep(3 * time.Millisecond)
+	e.clock.Advance(3 * time.Millisecond)
 	now := must(e.d.Now(ctxT(t)))(t)
-	time.Sleep(3 * time.Millisecond)
+	e.clock.Advance(3 * time.Millisecond)
 	return now
 }
 

@@ -20,19 +20,19 @@ import (
 // opts.Reopen's, when set: other processes, or other nodes) must
 // implement store.ScheduleStore.
 func RunSchedules(t *testing.T, factory Factory, opts Options) {
-	get := func(t *testing.T) (store.Driver, store.ScheduleStore) {
-		d := fresh(t, factory)
-		return d, schedStore(t, d)
+	get := func(t *testing.T) (store.Driver, store.ScheduleStore, *Clock) {
+		d, clock := open(t, factory)
+		return d, schedStore(t, d), clock
 	}
 	t.Run("ClaimOnce", func(t *testing.T) { testScheduleClaims(t, factory, opts) })
-	t.Run("Define", func(t *testing.T) { d, s := get(t); testScheduleDefine(t, d, s) })
-	t.Run("InsertStamps", func(t *testing.T) { d, s := get(t); testScheduleInsert(t, d, s) })
-	t.Run("StartAndFinish", func(t *testing.T) { d, s := get(t); testScheduleStartFinish(t, d, s) })
-	t.Run("HeartbeatAndActive", func(t *testing.T) { d, s := get(t); testScheduleActive(t, d, s) })
-	t.Run("LastScheduledAt", func(t *testing.T) { _, s := get(t); testScheduleLast(t, s) })
-	t.Run("RunsOrder", func(t *testing.T) { _, s := get(t); testScheduleRuns(t, s) })
-	t.Run("Summaries", func(t *testing.T) { _, s := get(t); testScheduleSummaries(t, s) })
-	t.Run("Collect", func(t *testing.T) { d, s := get(t); testScheduleCollect(t, d, s) })
+	t.Run("Define", func(t *testing.T) { d, s, c := get(t); testScheduleDefine(t, d, s, c) })
+	t.Run("InsertStamps", func(t *testing.T) { d, s, c := get(t); testScheduleInsert(t, d, s, c) })
+	t.Run("StartAndFinish", func(t *testing.T) { d, s, c := get(t); testScheduleStartFinish(t, d, s, c) })
+	t.Run("HeartbeatAndActive", func(t *testing.T) { d, s, c := get(t); testScheduleActive(t, d, s, c) })
+	t.Run("LastScheduledAt", func(t *testing.T) { _, s, _ := get(t); testScheduleLast(t, s) })
+	t.Run("RunsOrder", func(t *testing.T) { _, s, _ := get(t); testScheduleRuns(t, s) })
+	t.Run("Summaries", func(t *testing.T) { _, s, _ := get(t); testScheduleSummaries(t, s) })
+	t.Run("Collect", func(t *testing.T) { d, s, c := get(t); testScheduleCollect(t, d, s, c) })
 }
 
 func schedStore(t *testing.T, d store.Driver) store.ScheduleStore {
@@ -44,15 +44,15 @@ func schedStore(t *testing.T, d store.Driver) store.ScheduleStore {
 	return s
 }
 
-// schedCut reads the store's clock between two short pauses: every row
-// stamped before the call is older than the instant returned, every row
-// stamped after it younger (the pauses cover the millisecond rounding of
-// the SQL stores' schedule columns).
-func schedCut(t *testing.T, d store.Driver) time.Time {
+// schedCut reads the store's clock between two short moves of it: every
+// row stamped before the call is older than the instant returned, every
+// row stamped after it younger (the moves cover the millisecond rounding
+// of the SQL stores' schedule columns).
+func schedCut(t *testing.T, d store.Driver, clock *Clock) time.Time {
 	t.Helper()
-	time.Sleep(3 * time.Millisecond)
+	clock.Advance(3 * time.Millisecond)
 	now := must(d.Now(ctxT(t)))(t)
-	time.Sleep(3 * time.Millisecond)
+	clock.Advance(3 * time.Millisecond)
 	return now
 }
 
@@ -149,14 +149,14 @@ func testScheduleClaims(t *testing.T, factory Factory, opts Options) {
 
 // testScheduleDefine: a definition is upserted by name, the last
 // registration wins, UpdatedAt is the store's now.
-func testScheduleDefine(t *testing.T, d store.Driver, s store.ScheduleStore) {
+func testScheduleDefine(t *testing.T, d store.Driver, s store.ScheduleStore, clock *Clock) {
 	ctx := ctxT(t)
 	def := store.ScheduleDefinition{Name: "life", Spec: "* * * * * *", TimeZone: "UTC", Coordination: "advisoryLock", Overlap: "skip", ReplicaID: "a"}
 	check(t, s.DefineSchedule(ctx, def))
-	from := schedCut(t, d)
+	from := schedCut(t, d, clock)
 	def.Spec, def.Overlap, def.CatchUp, def.ReplicaID, def.TimeZone = "@every 5s", "queue", true, "b", "Europe/Paris"
 	check(t, s.DefineSchedule(ctx, def))
-	to := schedCut(t, d)
+	to := schedCut(t, d, clock)
 	sums := must(s.ScheduleSummaries(ctx))(t)
 	if len(sums) != 1 || sums[0].Name != "life" || sums[0].Definition == nil {
 		t.Fatalf("summaries after two definitions of one schedule: %+v", sums)
@@ -174,14 +174,14 @@ func testScheduleDefine(t *testing.T, d store.Driver, s store.ScheduleStore) {
 
 // testScheduleInsert: what Insert stamps depends on the status; the
 // caller's fields come back as given.
-func testScheduleInsert(t *testing.T, d store.Driver, s store.ScheduleStore) {
-	from := schedCut(t, d)
+func testScheduleInsert(t *testing.T, d store.Driver, s store.ScheduleStore, clock *Clock) {
+	from := schedCut(t, d, clock)
 	running := insertRun(t, s, schedRun("ins", schedTick, "a", store.ScheduleOutcomeWonLock, store.ScheduleRunning))
 	queued := insertRun(t, s, schedRun("ins", schedTick.Add(time.Second), "b", store.ScheduleOutcomeQueued, store.ScheduleQueued))
 	skipped := schedRun("ins", schedTick.Add(2*time.Second), "c", store.ScheduleOutcomeSkippedOverlap, store.ScheduleSkipped)
 	skipped.Error = "an earlier run was still going"
 	skippedID := insertRun(t, s, skipped)
-	to := schedCut(t, d)
+	to := schedCut(t, d, clock)
 	if running == queued || queued == skippedID || running == skippedID {
 		t.Fatalf("ids not distinct: %d %d %d", running, queued, skippedID)
 	}
@@ -206,15 +206,15 @@ func testScheduleInsert(t *testing.T, d store.Driver, s store.ScheduleStore) {
 
 // testScheduleStartFinish: only a queued run starts, once; Finish stamps
 // the end and the error text; unknown ids change nothing.
-func testScheduleStartFinish(t *testing.T, d store.Driver, s store.ScheduleStore) {
+func testScheduleStartFinish(t *testing.T, d store.Driver, s store.ScheduleStore, clock *Clock) {
 	ctx := ctxT(t)
 	queued := insertRun(t, s, schedRun("sf", schedTick, "a", store.ScheduleOutcomeQueued, store.ScheduleQueued))
 	running := insertRun(t, s, schedRun("sf", schedTick, "b", store.ScheduleOutcomeWonLock, store.ScheduleRunning))
-	from := schedCut(t, d)
+	from := schedCut(t, d, clock)
 	if !must(s.StartScheduleRun(ctx, queued))(t) {
 		t.Fatal("queued run did not start")
 	}
-	startedAt := schedCut(t, d)
+	startedAt := schedCut(t, d, clock)
 	if must(s.StartScheduleRun(ctx, queued))(t) {
 		t.Fatal("a running run started twice")
 	}
@@ -232,7 +232,7 @@ func testScheduleStartFinish(t *testing.T, d store.Driver, s store.ScheduleStore
 
 	check(t, s.FinishScheduleRun(ctx, running, store.ScheduleFailed, "boom\nstack"))
 	check(t, s.FinishScheduleRun(ctx, queued, store.ScheduleSucceeded, ""))
-	to := schedCut(t, d)
+	to := schedCut(t, d, clock)
 	check(t, s.FinishScheduleRun(ctx, queued+running+1000, store.ScheduleFailed, "nobody"))
 	f := runByID(t, s, "sf", running)
 	between(t, "finished of a failed run", f.Finished, startedAt, to)
@@ -251,13 +251,13 @@ func testScheduleStartFinish(t *testing.T, d store.Driver, s store.ScheduleStore
 
 // testScheduleActive: live runs count while their heartbeat is after the
 // cut-off; a replica's heartbeat refreshes only its own live runs.
-func testScheduleActive(t *testing.T, d store.Driver, s store.ScheduleStore) {
+func testScheduleActive(t *testing.T, d store.Driver, s store.ScheduleStore, clock *Clock) {
 	ctx := ctxT(t)
 	active := func(schedule string, since time.Time) store.ScheduleActivity {
 		t.Helper()
 		return must(s.ActiveScheduleRuns(ctx, schedule, since))(t)
 	}
-	before := schedCut(t, d)
+	before := schedCut(t, d, clock)
 	runA := insertRun(t, s, schedRun("life", schedTick, "a", store.ScheduleOutcomeWonLock, store.ScheduleRunning))
 	queuedB := insertRun(t, s, schedRun("life", schedTick.Add(time.Second), "b", store.ScheduleOutcomeQueued, store.ScheduleQueued))
 	insertRun(t, s, schedRun("life", schedTick.Add(time.Second), "a", store.ScheduleOutcomeLostLock, store.ScheduleSkipped))
@@ -265,7 +265,7 @@ func testScheduleActive(t *testing.T, d store.Driver, s store.ScheduleStore) {
 	if a := active("life", before); a != (store.ScheduleActivity{Running: 1, Queued: 1}) {
 		t.Fatalf("active: %+v", a)
 	}
-	cut := schedCut(t, d)
+	cut := schedCut(t, d, clock)
 	if a := active("life", cut); a != (store.ScheduleActivity{}) {
 		t.Fatalf("rows whose heartbeat is before the cut-off still count: %+v", a)
 	}
@@ -284,7 +284,7 @@ func testScheduleActive(t *testing.T, d store.Driver, s store.ScheduleStore) {
 	if a := active("life", before); a != (store.ScheduleActivity{Queued: 1}) {
 		t.Fatalf("a finished run still counts: %+v", a)
 	}
-	cut = schedCut(t, d)
+	cut = schedCut(t, d, clock)
 	must(s.StartScheduleRun(ctx, queuedB))(t)
 	if a := active("life", cut); a != (store.ScheduleActivity{Running: 1}) {
 		t.Fatalf("starting a queued run refreshes its heartbeat: %+v", a)
@@ -399,7 +399,7 @@ func testScheduleSummaries(t *testing.T, s store.ScheduleStore) {
 
 // testScheduleCollect: old claims go, stale live runs are abandoned,
 // finished runs older than the cut-off go; zero cut-offs remove nothing.
-func testScheduleCollect(t *testing.T, d store.Driver, s store.ScheduleStore) {
+func testScheduleCollect(t *testing.T, d store.Driver, s store.ScheduleStore, clock *Clock) {
 	ctx := ctxT(t)
 	claim := func(at time.Time) bool {
 		t.Helper()
@@ -412,7 +412,7 @@ func testScheduleCollect(t *testing.T, d store.Driver, s store.ScheduleStore) {
 	staleRun := insertRun(t, s, schedRun("gc", schedTick.Add(time.Second), "a", store.ScheduleOutcomeWonLock, store.ScheduleRunning))
 	staleQueued := insertRun(t, s, schedRun("gc", schedTick.Add(2*time.Second), "a", store.ScheduleOutcomeQueued, store.ScheduleQueued))
 	beating := insertRun(t, s, schedRun("gc", schedTick.Add(2*time.Second), "b", store.ScheduleOutcomeWonLock, store.ScheduleRunning))
-	cut := schedCut(t, d)
+	cut := schedCut(t, d, clock)
 	claim(schedTick.Add(2 * time.Second))
 	check(t, s.HeartbeatScheduleRuns(ctx, "b"))
 	young := insertRun(t, s, schedRun("gc", schedTick.Add(3*time.Second), "c", store.ScheduleOutcomeWonLock, store.ScheduleSucceeded))
@@ -430,9 +430,9 @@ func testScheduleCollect(t *testing.T, d store.Driver, s store.ScheduleStore) {
 		t.Fatal("a collected claim is free again, a kept one is not")
 	}
 
-	abandonedFrom := schedCut(t, d)
+	abandonedFrom := schedCut(t, d, clock)
 	res := must(s.CollectSchedules(ctx, store.ScheduleGC{StaleBefore: cut, RunsBefore: cut}))(t)
-	abandonedTo := schedCut(t, d)
+	abandonedTo := schedCut(t, d, clock)
 	if res != (store.ScheduleGCResult{Abandoned: 2, Runs: 2}) {
 		t.Fatalf("stale and old runs: %+v, want 2 abandoned and 2 deleted", res)
 	}
@@ -462,7 +462,7 @@ func testScheduleCollect(t *testing.T, d store.Driver, s store.ScheduleStore) {
 	if res := must(s.CollectSchedules(ctx, store.ScheduleGC{StaleBefore: cut, RunsBefore: cut, ClaimsBefore: cut}))(t); res != (store.ScheduleGCResult{}) {
 		t.Fatalf("a second pass with the same cut-offs: %+v", res)
 	}
-	later := schedCut(t, d)
+	later := schedCut(t, d, clock)
 	if res := must(s.CollectSchedules(ctx, store.ScheduleGC{RunsBefore: later}))(t); res != (store.ScheduleGCResult{Runs: 3}) {
 		t.Fatalf("runs finished before a later cut-off (the abandoned ones and the young one): %+v", res)
 	}

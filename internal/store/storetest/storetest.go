@@ -15,10 +15,13 @@ type Factory func(t *testing.T, now func() time.Time) store.Driver
 
 // Options tune the suite to a store.
 type Options struct {
-	// Reopen returns a second handle on the same database as the last
-	// Factory call (a second process, in effect). Nil for memory, where the
-	// same *Store is shared.
-	Reopen func(t *testing.T, now func() time.Time) store.Driver
+	// Reopen returns a second handle on d's database (a second process, in
+	// effect) on the clock now. Nil for memory, where the same *Store is
+	// shared.
+	Reopen func(t *testing.T, d store.Driver, now func() time.Time) store.Driver
+	// Parallel runs Run's cases in parallel: each has a database of its
+	// own, and Reopen finds it from d, not from the last Factory call.
+	Parallel bool
 	// Modes lists the lock modes to exercise (resolved modes only).
 	Modes []store.LockMode
 }
@@ -28,27 +31,35 @@ func Run(t *testing.T, factory Factory, opts Options) {
 	if len(opts.Modes) == 0 {
 		opts.Modes = []store.LockMode{store.LockRow, store.LockAdvisory}
 	}
-	t.Run("ClusterConfig", func(t *testing.T) { testClusterConfig(t, fresh(t, factory)) })
-	t.Run("ClusterSecret", func(t *testing.T) { testClusterSecret(t, factory, opts) })
-	t.Run("Runners", func(t *testing.T) { d, c := open(t, factory); testRunners(t, d, c) })
+	run := func(name string, f func(t *testing.T)) {
+		t.Run(name, func(t *testing.T) {
+			if opts.Parallel {
+				t.Parallel()
+			}
+			f(t)
+		})
+	}
+	run("ClusterConfig", func(t *testing.T) { testClusterConfig(t, fresh(t, factory)) })
+	run("ClusterSecret", func(t *testing.T) { testClusterSecret(t, factory, opts) })
+	run("Runners", func(t *testing.T) { d, c := open(t, factory); testRunners(t, d, c) })
 	for _, mode := range opts.Modes {
-		t.Run("Locks/"+string(mode), func(t *testing.T) { testLocks(t, factory, opts, mode) })
+		run("Locks/"+string(mode), func(t *testing.T) { testLocks(t, factory, opts, mode) })
 	}
 	for _, mode := range opts.Modes {
-		t.Run("Survey/"+string(mode), func(t *testing.T) { testSurvey(t, factory, opts, mode) })
+		run("Survey/"+string(mode), func(t *testing.T) { testSurvey(t, factory, opts, mode) })
 	}
 	for _, mode := range opts.Modes {
-		t.Run("Presence/"+string(mode), func(t *testing.T) { testPresence(t, factory, opts, mode) })
+		run("Presence/"+string(mode), func(t *testing.T) { testPresence(t, factory, opts, mode) })
 	}
-	t.Run("EnqueueDedupe", func(t *testing.T) { testEnqueueDedupe(t, fresh(t, factory)) })
-	t.Run("ClaimRules", func(t *testing.T) { testClaimRules(t, fresh(t, factory)) })
-	t.Run("ClaimConcurrent", func(t *testing.T) { testClaimConcurrent(t, factory, opts) })
-	t.Run("Fencing", func(t *testing.T) { testFencing(t, fresh(t, factory)) })
-	t.Run("ReleaseAndAttempts", func(t *testing.T) { d, c := open(t, factory); testReleaseAndAttempts(t, d, c) })
-	t.Run("DeadLetter", func(t *testing.T) { testDeadLetter(t, fresh(t, factory)) })
-	t.Run("Delayed", func(t *testing.T) { d, c := open(t, factory); testDelayed(t, d, c) })
-	t.Run("EnqueueClaimed", func(t *testing.T) { testEnqueueClaimed(t, fresh(t, factory)) })
-	t.Run("DrainStats", func(t *testing.T) { d, c := open(t, factory); testDrainStats(t, d, c) })
+	run("EnqueueDedupe", func(t *testing.T) { testEnqueueDedupe(t, fresh(t, factory)) })
+	run("ClaimRules", func(t *testing.T) { testClaimRules(t, fresh(t, factory)) })
+	run("ClaimConcurrent", func(t *testing.T) { testClaimConcurrent(t, factory, opts) })
+	run("Fencing", func(t *testing.T) { testFencing(t, fresh(t, factory)) })
+	run("ReleaseAndAttempts", func(t *testing.T) { d, c := open(t, factory); testReleaseAndAttempts(t, d, c) })
+	run("DeadLetter", func(t *testing.T) { testDeadLetter(t, fresh(t, factory)) })
+	run("Delayed", func(t *testing.T) { d, c := open(t, factory); testDelayed(t, d, c) })
+	run("EnqueueClaimed", func(t *testing.T) { testEnqueueClaimed(t, fresh(t, factory)) })
+	run("DrainStats", func(t *testing.T) { d, c := open(t, factory); testDrainStats(t, d, c) })
 }
 
 func ctxT(t *testing.T) context.Context {

@@ -18,8 +18,8 @@ import (
 // RunWorkflows runs the workflow suite. The factory's stores must implement
 // store.WorkflowStore and store.WorkflowIntrospection.
 func RunWorkflows(t *testing.T, factory Factory) {
-	get := func(t *testing.T) (store.Driver, store.WorkflowStore, store.WorkflowIntrospection) {
-		d := fresh(t, factory)
+	get := func(t *testing.T) (store.Driver, store.WorkflowStore, store.WorkflowIntrospection, *Clock) {
+		d, clock := open(t, factory)
 		w, ok := d.(store.WorkflowStore)
 		if !ok {
 			t.Fatalf("%T does not implement store.WorkflowStore", d)
@@ -28,17 +28,17 @@ func RunWorkflows(t *testing.T, factory Factory) {
 		if !ok {
 			t.Fatalf("%T does not implement store.WorkflowIntrospection", d)
 		}
-		return d, w, in
+		return d, w, in, clock
 	}
-	t.Run("StartIdempotent", func(t *testing.T) { d, w, _ := get(t); testStartExecution(t, d, w) })
-	t.Run("StartBatch", func(t *testing.T) { d, w, _ := get(t); testStartBatch(t, d, w) })
-	t.Run("JournalFenced", func(t *testing.T) { d, w, _ := get(t); testJournal(t, d, w) })
-	t.Run("WriteRuns", func(t *testing.T) { d, w, _ := get(t); testWriteRuns(t, d, w) })
-	t.Run("UpdateAndList", func(t *testing.T) { d, w, _ := get(t); testUpdateExecution(t, d, w) })
-	t.Run("ListPages", func(t *testing.T) { _, w, _ := get(t); testListPages(t, w) })
-	t.Run("Signals", func(t *testing.T) { d, w, _ := get(t); testSignals(t, d, w) })
-	t.Run("Cancel", func(t *testing.T) { d, w, _ := get(t); testCancel(t, d, w) })
-	t.Run("Introspection", func(t *testing.T) { _, _, in := get(t); testIntrospection(t, in) })
+	t.Run("StartIdempotent", func(t *testing.T) { d, w, _, _ := get(t); testStartExecution(t, d, w) })
+	t.Run("StartBatch", func(t *testing.T) { d, w, _, _ := get(t); testStartBatch(t, d, w) })
+	t.Run("JournalFenced", func(t *testing.T) { d, w, _, _ := get(t); testJournal(t, d, w) })
+	t.Run("WriteRuns", func(t *testing.T) { d, w, _, _ := get(t); testWriteRuns(t, d, w) })
+	t.Run("UpdateAndList", func(t *testing.T) { d, w, _, c := get(t); testUpdateExecution(t, d, w, c) })
+	t.Run("ListPages", func(t *testing.T) { _, w, _, _ := get(t); testListPages(t, w) })
+	t.Run("Signals", func(t *testing.T) { d, w, _, _ := get(t); testSignals(t, d, w) })
+	t.Run("Cancel", func(t *testing.T) { d, w, _, _ := get(t); testCancel(t, d, w) })
+	t.Run("Introspection", func(t *testing.T) { _, _, in, _ := get(t); testIntrospection(t, in) })
 }
 
 func startMsg(id string) *store.Message {
@@ -182,12 +182,12 @@ func testJournal(t *testing.T, d store.Driver, w store.WorkflowStore) {
 	}
 }
 
-func testUpdateExecution(t *testing.T, d store.Driver, w store.WorkflowStore) {
+func testUpdateExecution(t *testing.T, d store.Driver, w store.WorkflowStore, clock *Clock) {
 	ctx := ctxT(t)
 	for i := 0; i < 3; i++ {
 		_, _, _, err := w.StartExecution(ctx, newExec(fmt.Sprint("wf", i)), store.StartContext{}, startMsg(fmt.Sprint("wf", i)), nil)
 		check(t, err)
-		time.Sleep(5 * time.Millisecond)
+		clock.Advance(5 * time.Millisecond)
 	}
 	u := store.ExecutionUpdate{ID: "wf0", Shard: "default/1", Fence: store.Fence{Owner: "me:1", Epoch: 7}, Status: store.ExecSuspended, WaitingOn: "sleep 1"}
 	if err := store.UpdateExecution(ctx, w, u); !errors.Is(err, errs.ErrFenced) {

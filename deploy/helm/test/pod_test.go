@@ -100,8 +100,15 @@ func TestHeadlessService(t *testing.T) {
 	if svc.Spec.ClusterIP != corev1.ClusterIPNone || r.sts.Spec.ServiceName != svc.Name || !svc.Spec.PublishNotReadyAddresses {
 		t.Errorf("service %s clusterIP %q publishNotReady %v; StatefulSet serviceName %s", svc.Name, svc.Spec.ClusterIP, svc.Spec.PublishNotReadyAddresses, r.sts.Spec.ServiceName)
 	}
-	if svc.Name == "voltro-workflow-runner" {
-		t.Error("the Service name makes Kubernetes inject VOLTRO_WORKFLOW_RUNNER_PORT=tcp://…")
+	// Were service links on, Kubernetes would set <NAME>_PORT=tcp://… and
+	// <NAME>_SERVICE_HOST for this Service: neither may be a variable of the
+	// chart's (a Service named voltro-workflow-runner would shadow
+	// VOLTRO_WORKFLOW_RUNNER_PORT).
+	link := strings.ToUpper(strings.ReplaceAll(svc.Name, "-", "_"))
+	for _, e := range r.container(t).Env {
+		if strings.HasPrefix(e.Name, link+"_") {
+			t.Errorf("the Service %s would shadow %s with a service link variable", svc.Name, e.Name)
+		}
 	}
 	if !selects(svc.Spec.Selector, r.sts.Spec.Template.Labels) || len(svc.Spec.Selector) == 0 {
 		t.Errorf("service selector %v does not select the pods %v", svc.Spec.Selector, r.sts.Spec.Template.Labels)

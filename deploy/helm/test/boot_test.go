@@ -243,4 +243,3 @@ func redacted(env []string, secret map[string]string) []string {
 	}
 	return out
 }
-

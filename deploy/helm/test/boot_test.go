@@ -120,7 +120,7 @@ extraEnv: [{name: DB_MAX_CONNS, value: %q}]
 	case <-time.After(grace):
 		t.Fatalf("voltro demo still running %s (the pod's grace) after SIGTERM:\n%s", grace, logs)
 	}
-	t.Logf("left in %s of a %s grace", time.Since(start).Round(time.Millisecond), grace)
+	t.Logf("left in %s of a %s grace; log:\n%s", time.Since(start).Round(time.Millisecond), grace, logs)
 	if logs.find("workflow runner: left the cluster") == "" {
 		t.Errorf("no 'left the cluster' after SIGTERM:\n%s", logs)
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,4 +121,18 @@ func TestSentinelErrorsSurviveStepsChildrenAndRestart(t *testing.T) {
 		}
 		checkOrderError(t, err)
 	})
+}
+
+// An entity's reply error keeps its identity the same way.
+func TestSentinelErrorsSurviveAnEntityReply(t *testing.T) {
+	stock := voltro.NewEntity("t.err.stock", func(ctx context.Context, sku string, qty int) (int, error) {
+		return 0, voltro.Permanent(fmt.Errorf("sku %s: %w", sku, errOutOfStock))
+	})
+	app := memApp(t, stock)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := stock.Request(ctx, app, "lamp", 2)
+	if !errors.Is(err, errOutOfStock) || !strings.Contains(err.Error(), "sku lamp") {
+		t.Fatalf("reply error %v: want one matching errOutOfStock, with its detail", err)
+	}
 }

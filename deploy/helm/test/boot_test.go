@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -38,8 +39,27 @@ func TestDemoBootsWithTheRenderedEnv(t *testing.T) {
 		t.Skip("builds voltro and boots it against PostgreSQL")
 	}
 	bin := buildVoltro(t)
+	t.Run("plain", func(t *testing.T) {
+		bootDemo(t, bin, "helm_boot", "", nil, "runner port: plain HTTP")
+	})
+	// The shared-certificate set-up the chart documents: one certificate
+	// for a DNS name, runner.tls.serverName, mutual TLS.
+	t.Run("mutual TLS", func(t *testing.T) {
+		files := map[string]map[string]string{"shop-runner-tls": runnerTLSSecret(t, "runners.shop.internal")}
+		bootDemo(t, bin, "helm_boot_tls",
+			`runner: {tls: {enabled: true, secretName: shop-runner-tls, mutual: true, serverName: runners.shop.internal}}`, files,
+			"runner port: mutual TLS (VOLTRO_RUNNER_TLS_CA), certificate for [runners.shop.internal]", "peers must be certified for runners.shop.internal")
+	})
+}
+
+// bootDemo renders the chart with vals for a `voltro demo` container,
+// boots it as pod <fullname>-1 with the rendered env, checks it, then
+// stops it with SIGTERM while a workflow step runs. secretFiles are the
+// files of the Secret volumes, by Secret name; runnerPort is what the boot
+// log must say about the runner port.
+func bootDemo(t *testing.T, bin, db, vals string, secretFiles map[string]map[string]string, runnerPort ...string) {
 	ip := podIP(t)
-	runnerPort, inspectPort := freePort(t, ip), freePort(t, ip)
+	rport, iport := freePort(t, ip), freePort(t, ip)
 	maxConns := os.Getenv("DB_MAX_CONNS") // the suite's connection budget
 	if maxConns == "" {
 		maxConns = "4"
@@ -50,16 +70,13 @@ args: [demo]
 runner: {port: %d}
 inspect: {port: %d}
 extraEnv: [{name: DB_MAX_CONNS, value: %q}]
-`, runnerPort, inspectPort, maxConns))
+`, rport, iport, maxConns), vals)
 	c := r.container(t)
 	secret := map[string]string{ // no VOLTRO_CDC_URL: an optional key
-		"DB_URL": postgresDB(t, "helm_boot"), "VOLTRO_INSPECT_TOKEN": token(t),
+		"DB_URL": postgresDB(t, db), "VOLTRO_INSPECT_TOKEN": token(t),
 		"VOLTRO_ADMIN_TOKEN": token(t), "VOLTRO_CLUSTER_SECRET": token(t),
 	}
-	p := pod{name: r.sts.Name + "-1", ip: ip, secret: secret, mounts: map[string]string{}}
-	for _, m := range c.VolumeMounts {
-		p.mounts[m.MountPath] = t.TempDir()
-	}
+	p := pod{name: r.sts.Name + "-1", ip: ip, secret: secret, mounts: mountDirs(t, r, secretFiles)}
 	env := resolveEnv(t, c.Env, p)
 	t.Logf("env: %s", strings.Join(redacted(env, secret), " "))
 
@@ -95,18 +112,33 @@ extraEnv: [{name: DB_MAX_CONNS, value: %q}]
 		return logs.find("voltro started:") != ""
 	})
 
-	runner, inspect := hostPort(ip, runnerPort), hostPort(ip, inspectPort)
+	runner, inspect := hostPort(ip, rport), hostPort(ip, iport)
+	tok := secret["VOLTRO_INSPECT_TOKEN"]
 	checkBootLog(t, logs, runner, inspect, p.name)
-	checkProbes(t, c, ip, secret["VOLTRO_INSPECT_TOKEN"])
-	checkInspect(t, inspect, secret["VOLTRO_INSPECT_TOKEN"], p.name, runner)
-
+	if logs.find(runnerPort...) == "" {
+		t.Errorf("boot log has no line with %q:\n%s", runnerPort, logs)
+	}
+	checkProbes(t, c, ip, tok)
+	checkInspect(t, inspect, tok, p.name, runner)
 	registry := p.mounts[envValue(t, c, "VOLTRO_REGISTRY_DIR")]
 	if files := filesIn(t, registry); len(files) != 1 || !strings.HasPrefix(files[0], p.name+"-") {
 		t.Errorf("registry emptyDir holds %v, want one %s-<pid>.json", files, p.name)
 	}
 
-	// SIGTERM, as the kubelet sends it: the instance leaves well within the
-	// grace the chart computed.
+	// SIGTERM, as the kubelet sends it, while a step runs: the step
+	// finishes, the instance leaves, all within the grace the chart computed.
+	cli := func(args ...string) string {
+		t.Helper()
+		cc := exec.Command(bin, args...)
+		cc.Env = []string{"DB_URL=" + secret["DB_URL"], "DB_MAX_CONNS=" + maxConns}
+		out, err := cc.Output()
+		if err != nil {
+			t.Fatalf("voltro %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	id := cli("workflows", "start", "demo.chain", "--input", `{"steps":1,"stepMillis":3000}`)
+	waitFor(t, 30*time.Second, "the demo to start run "+id, func() bool { return started(t, inspect, tok, id) })
 	grace := time.Duration(*r.sts.Spec.Template.Spec.TerminationGracePeriodSeconds) * time.Second
 	start := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -124,9 +156,78 @@ extraEnv: [{name: DB_MAX_CONNS, value: %q}]
 	if logs.find("workflow runner: left the cluster") == "" {
 		t.Errorf("no 'left the cluster' after SIGTERM:\n%s", logs)
 	}
+	var run struct {
+		Status string `json:"status"`
+		Steps  []struct {
+			Result json.RawMessage `json:"result"`
+			Tries  []struct {
+				Status  string `json:"status"`
+				Replica string `json:"replicaId"`
+			} `json:"tries"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal([]byte(cli("workflows", "get", id, "--format", "json")), &run); err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "completed" || len(run.Steps) != 1 || len(run.Steps[0].Result) == 0 || len(run.Steps[0].Tries) != 1 || run.Steps[0].Tries[0].Replica != p.name {
+		t.Errorf("the step running at SIGTERM was not let finish on %s: %+v", p.name, run)
+	}
 	if files := filesIn(t, registry); len(files) != 0 {
 		t.Errorf("registry entry left behind after a graceful stop: %v", files)
 	}
+}
+
+// mountDirs gives every volume mount of the container a directory here,
+// with the files of a Secret volume written into it.
+func mountDirs(t *testing.T, r rendered, secretFiles map[string]map[string]string) map[string]string {
+	t.Helper()
+	volumes := map[string]corev1.Volume{}
+	for _, v := range r.sts.Spec.Template.Spec.Volumes {
+		volumes[v.Name] = v
+	}
+	dirs := map[string]string{}
+	for _, m := range r.container(t).VolumeMounts {
+		dir := t.TempDir()
+		if v := volumes[m.Name]; v.Secret != nil {
+			files, ok := secretFiles[v.Secret.SecretName]
+			if !ok {
+				t.Fatalf("volume %s: no files for Secret %s", m.Name, v.Secret.SecretName)
+			}
+			for name, content := range files {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o440); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		dirs[m.MountPath] = dir
+	}
+	return dirs
+}
+
+// started reports whether the instance's log ring says it started run id
+// (a Debug record, read from /_voltro/inspect/logs with the token).
+func started(t *testing.T, inspect, tok, id string) bool {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+inspect+"/_voltro/inspect/logs?tail=0", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := (&http.Client{Timeout: 3 * time.Second}).Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var recs []struct {
+		Msg   string         `json:"msg"`
+		Attrs map[string]any `json:"attrs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&recs); err != nil {
+		t.Fatalf("inspect logs: %v", err)
+	}
+	for _, r := range recs {
+		if r.Msg == "workflow started" && r.Attrs["execution"] == id {
+			return true
+		}
+	}
+	return false
 }
 
 // checkBootLog: what the guide says the boot log tells an operator.

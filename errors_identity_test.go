@@ -1,13 +1,15 @@
 package voltro_test
 
-// A user's sentinel errors keep their identity through a step, a child run
-// and a restart that replays the journal in a new engine: errors.Is works in
-// the workflow code and on the run's result.
+// A user's sentinel errors keep their identity through a step, a child run,
+// an entity reply and a restart that replays the journal in another
+// process: errors.Is works in the workflow code and on the run's result.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,50 +79,24 @@ func checkOrderError(t *testing.T, err error) {
 	}
 }
 
-func TestSentinelErrorsSurviveStepsChildrenAndRestart(t *testing.T) {
+func TestSentinelErrorsSurviveStepsAndChildren(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	t.Run("one process", func(t *testing.T) {
-		order, charge := orderFlows()
-		app := memApp(t, order, charge)
-		h, err := order.Start(ctx, app, 7)
-		if err != nil {
-			t.Fatal(err)
-		}
-		waitRun(t, app, h.ID, func(s voltro.WorkflowStatus) bool { return s.Status == voltro.StatusSuspended })
-		if _, err := app.SignalWorkflow(ctx, h.ID, "go", "now"); err != nil {
-			t.Fatal(err)
-		}
-		out, err := h.Result(ctx)
-		if out != "" {
-			t.Fatal(out)
-		}
-		checkOrderError(t, err)
-	})
-	t.Run("restart", func(t *testing.T) {
-		url := "sqlite:" + filepath.Join(t.TempDir(), "errs.db")
-		order, charge := orderFlows()
-		first := appAt(t, url, order, charge)
-		h, err := order.Start(ctx, first, 8)
-		if err != nil {
-			t.Fatal(err)
-		}
-		waitRun(t, first, h.ID, func(s voltro.WorkflowStatus) bool { return s.Status == voltro.StatusSuspended })
-		if err := first.Close(ctx); err != nil {
-			t.Fatal(err)
-		}
-		order, charge = orderFlows()
-		second := appAt(t, url, order, charge)
-		defer second.Close(context.Background())
-		if _, err := second.SignalWorkflow(ctx, h.ID, "go", "now"); err != nil {
-			t.Fatal(err)
-		}
-		out, err := voltro.GetHandle[string](second, h.ID).Result(ctx)
-		if out != "" {
-			t.Fatal(out)
-		}
-		checkOrderError(t, err)
-	})
+	order, charge := orderFlows()
+	app := memApp(t, order, charge)
+	h, err := order.Start(ctx, app, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRun(t, app, h.ID, func(s voltro.WorkflowStatus) bool { return s.Status == voltro.StatusSuspended })
+	if _, err := app.SignalWorkflow(ctx, h.ID, "go", "now"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.Result(ctx)
+	if out != "" {
+		t.Fatal(out)
+	}
+	checkOrderError(t, err)
 }
 
 // An entity's reply error keeps its identity the same way.
@@ -134,5 +110,50 @@ func TestSentinelErrorsSurviveAnEntityReply(t *testing.T) {
 	_, err := stock.Request(ctx, app, "lamp", 2)
 	if !errors.Is(err, errOutOfStock) || !strings.Contains(err.Error(), "sku lamp") {
 		t.Fatalf("reply error %v: want one matching errOutOfStock, with its detail", err)
+	}
+}
+
+// errsRoleEnv makes TestSentinelErrorsSurviveAnotherProcess, run again by
+// itself in a child process, resume the run there.
+const errsRoleEnv = "VOLTRO_TEST_ERRS_RESUME"
+
+// The run is started and suspended here, then resumed and finished in
+// another process on the same SQLite file: the step's error is replayed
+// from the journal there, and errors.Is holds in its code and on its result.
+func TestSentinelErrorsSurviveAnotherProcess(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if spec := os.Getenv(errsRoleEnv); spec != "" {
+		url, id, _ := strings.Cut(spec, "|")
+		order, charge := orderFlows()
+		app := appAt(t, url, order, charge)
+		defer app.Close(context.Background())
+		if _, err := app.SignalWorkflow(ctx, id, "go", "now"); err != nil {
+			t.Fatal(err)
+		}
+		out, err := voltro.GetHandle[string](app, id).Result(ctx)
+		if out != "" {
+			t.Fatal(out)
+		}
+		checkOrderError(t, err)
+		fmt.Println("RESUMED", id)
+		return
+	}
+	url := "sqlite:" + filepath.Join(t.TempDir(), "errs.db")
+	order, charge := orderFlows()
+	first := appAt(t, url, order, charge)
+	h, err := order.Start(ctx, first, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRun(t, first, h.ID, func(s voltro.WorkflowStatus) bool { return s.Status == voltro.StatusSuspended })
+	if err := first.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestSentinelErrorsSurviveAnotherProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), errsRoleEnv+"="+url+"|"+h.ID)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "RESUMED "+h.ID) {
+		t.Fatalf("the other process: %v\n%s", err, out)
 	}
 }

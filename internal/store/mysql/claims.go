@@ -145,10 +145,12 @@ func (s *Store) DeadLetter(ctx context.Context, f store.Fence, _ string, id int6
 
 // finish moves a claimed message to processed or dead and stores its final
 // reply in one transaction, only while the claim is (owner, epoch) and the
-// shard's ledger row still names that owner at that epoch. The UPDATE reads
-// the ledger row with a shared lock, so a takeover waits for it or fences it.
+// shard's ledger row still names that owner at that epoch. The UPDATE also
+// makes the fence write (see fenceWrite): it bumps the ledger row it joins,
+// so a takeover here waits for the commit and one on another Galera node
+// conflicts with it at certification.
 func (s *Store) finish(ctx context.Context, id int64, f store.Fence, state store.MessageState, lastError *string, payload, replyErr []byte) error {
-	set := "m.state = ?, m.processed_at = UTC_TIMESTAMP(6), m.claim_expires_at = NULL"
+	set := "l.fence_writes = l.fence_writes + 1, m.state = ?, m.processed_at = UTC_TIMESTAMP(6), m.claim_expires_at = NULL"
 	args := []any{string(state)}
 	if lastError != nil {
 		set += ", m.last_error = ?"
@@ -192,6 +194,7 @@ func (s *Store) finish(ctx context.Context, id int64, f store.Fence, state store
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO voltro_replies (request_id, payload, error, created_at)
 			VALUES (?, ?, ?, UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE request_id = request_id`, id, payload, replyErr)
+		s.pauseBeforeCommit(ctx, err)
 		return err
 	})
 	return wrapErr("finish message", err)

@@ -15,6 +15,10 @@ import (
 // LockerConnID is the server connection id of a locker's reserved session.
 func LockerConnID(l store.Locker) int64 { return l.(*locker).connID }
 
+// PauseBeforeCommit makes every fenced write transaction of s call fn
+// after its fence and its writes, before its COMMIT.
+func PauseBeforeCommit(s *Store, fn func(ctx context.Context)) { s.beforeCommit = fn }
+
 // BatchDB is the batch pool, nil when the store has none.
 func BatchDB(s *Store) *sql.DB { return s.batch }
 

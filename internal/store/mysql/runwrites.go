@@ -18,6 +18,48 @@ import (
 // fenceSQL is true while the shard's ledger row names the owner at the epoch.
 const fenceSQL = "EXISTS (SELECT 1 FROM voltro_shard_locks WHERE shard = ? AND owner = ? AND epoch = ?)"
 
+// fenceWrite bumps the ledger rows of the fences a transaction wrote
+// through (see 0600_fence_writes.sql): a write, not a read, so Galera
+// certifies the transaction against a takeover on any node, and an
+// exclusive lock until the commit, so a takeover here waits for it. The
+// rows are named in key order (shard IN …), so two transactions lock
+// them in the same order. It always changes the rows it matches.
+func fenceWrite(fs []fenceKey) (string, []any) {
+	slices.SortFunc(fs, func(a, b fenceKey) int { return strings.Compare(a.shard, b.shard) })
+	args := make([]any, 0, 4*len(fs))
+	for _, f := range fs {
+		args = append(args, f.shard)
+	}
+	tuples := make([]string, len(fs))
+	for i, f := range fs {
+		tuples[i] = "(?, ?, ?)"
+		args = append(args, f.shard, f.owner, f.epoch)
+	}
+	return "UPDATE voltro_shard_locks SET fence_writes = fence_writes + 1 WHERE shard IN (" + placeholders(len(fs)) +
+		") AND (shard, owner, epoch) IN (" + strings.Join(tuples, ", ") + ")", args
+}
+
+// fenceKey is one ledger row a write is fenced by.
+type fenceKey struct {
+	shard, owner string
+	epoch        int64
+}
+
+func keyOf(w store.RunWrite) fenceKey { return fenceKey{w.Shard, w.Fence.Owner, w.Fence.Epoch} }
+
+// fenceKeys is the distinct fences of ws[i] for every i where pick holds.
+func fenceKeys(ws []store.RunWrite, pick func(i int) bool) []fenceKey {
+	seen := map[fenceKey]bool{}
+	var out []fenceKey
+	for i, w := range ws {
+		if k := keyOf(w); pick(i) && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // Run writes (store.RunWriter). A write is up to four statements, each
 // gated on the one before it having changed its row: the journal entry
 // (inserted only through the fence and only for a run that exists), the
@@ -43,22 +85,38 @@ func entryArgs(w store.RunWrite) []any {
 		nullTime(e.StartedAt), nullTime(e.FinishedAt), w.Shard, w.Fence.Owner, w.Fence.Epoch, e.ExecutionID}
 }
 
-// runUpdate sets the run's state through the write's fence while the run is
-// not terminal, and only when gate (a condition, or "") holds.
-func runUpdate(w store.RunWrite, gate string) (string, []any) {
-	u := w.Update
-	set := "status = ?, waiting_on = ?, updated_at = UTC_TIMESTAMP(6)"
+// runSet is the SET list of a run's update, each column prefixed with t
+// ("" or "e."), and its arguments.
+func runSet(u *store.ExecutionUpdate, t string) (string, []any) {
+	set := t + "status = ?, " + t + "waiting_on = ?, " + t + "updated_at = UTC_TIMESTAMP(6)"
 	args := []any{string(u.Status), u.WaitingOn}
 	if u.Runner != "" {
-		set += ", runner = ?"
+		set += ", " + t + "runner = ?"
 		args = append(args, u.Runner)
 	}
 	if u.Status.Terminal() {
-		set += ", output = ?, error = ?, finished_at = UTC_TIMESTAMP(6)"
+		set += ", " + t + "output = ?, " + t + "error = ?, " + t + "finished_at = UTC_TIMESTAMP(6)"
 		args = append(args, u.Output, u.Error)
 	}
-	args = append(args, u.ID, w.Shard, w.Fence.Owner, w.Fence.Epoch)
+	return set, args
+}
+
+// runUpdate sets the run's state through the write's fence while the run is
+// not terminal, and only when gate (a condition, or "") holds.
+func runUpdate(w store.RunWrite, gate string) (string, []any) {
+	set, args := runSet(w.Update, "")
+	args = append(args, w.Update.ID, w.Shard, w.Fence.Owner, w.Fence.Epoch)
 	return "UPDATE voltro_workflow_executions SET " + set + " WHERE id = ? AND " + notTerminal + " AND " + fenceSQL + and(gate), args
+}
+
+// runUpdateAlone is runUpdate as one autocommit statement that also makes
+// the fence write: the ledger row is joined, locked and bumped by the same
+// UPDATE, which changes nothing when the fence does not hold.
+func runUpdateAlone(w store.RunWrite) (string, []any) {
+	set, sargs := runSet(w.Update, "e.")
+	args := append([]any{w.Shard, w.Fence.Owner, w.Fence.Epoch}, sargs...)
+	return "UPDATE voltro_workflow_executions e JOIN voltro_shard_locks l ON l.shard = ? AND l.owner = ? AND l.epoch = ?" +
+		" SET l.fence_writes = l.fence_writes + 1, " + set + " WHERE e.id = ? AND e." + notTerminal, append(args, w.Update.ID)
 }
 
 // messageDone marks the write's message processed while it is claimed at
@@ -167,12 +225,27 @@ func lagging(out []error) bool {
 // of other nodes.
 var errLagging = errors.New("a write missed what may not be applied on this node yet")
 
-// WriteRuns sends a write that is one statement (an entry, or an update)
-// alone in autocommit, as AppendJournal and UpdateExecution did: one round
-// trip. Anything else is one transaction for the whole slice, re-run whole
-// after a deadlock: with multi statements on and no Galera (see batched),
-// one round trip (writeBatch); otherwise statement by statement
-// (writeStepwise), 2 + one per statement round trips. On Galera the
+// errFenceMoved rolls back a transaction whose fence write found a shard
+// no longer held at a fence its writes had passed: a takeover committed in
+// between. The next try judges those writes fenced.
+var errFenceMoved = errors.New("a shard moved after its writes passed the fence")
+
+// fencedTx is the isolation of the run-write transactions: READ COMMITTED,
+// so the fence checks of the statements are plain reads (no shared lock on
+// the ledger row that the fence write at the end would have to upgrade,
+// deadlocking with another transaction of the same shard) and the fence
+// write at the end is what holds the shard.
+var fencedTx = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+
+// WriteRuns sends a write that is one update alone in autocommit, one
+// statement that also makes the fence write (one round trip). Anything else
+// is one transaction for the whole slice, re-run whole after a deadlock or
+// a certification conflict: with multi statements on and no Galera (see
+// batched), one round trip (writeBatch); otherwise statement by statement
+// (writeStepwise), 3 + one per statement round trips. Every transaction
+// ends (or, in a batch, starts) with the fence write (fenceWrite), so a
+// takeover on another Galera node aborts it at certification, and its
+// re-run finds the shard gone (the reads are causal there). On Galera the
 // statements of a transaction are not causal reads: a first try whose
 // outcomes include fenced or not found is rolled back and, after a causal
 // read, run once more.
@@ -185,7 +258,7 @@ func (s *Store) WriteRuns(ctx context.Context, ws []store.RunWrite) ([]error, er
 	switch {
 	case len(ws) == 0:
 		return []error{}, nil
-	case len(ws) == 1 && ws[0].Message == 0 && (ws[0].Entry == nil) != (ws[0].Update == nil):
+	case len(ws) == 1 && ws[0].Message == 0 && ws[0].Entry == nil:
 		out, err := s.writeAlone(ctx, ws[0])
 		if err != nil {
 			return nil, wrapErr("write runs", err)
@@ -196,46 +269,49 @@ func (s *Store) WriteRuns(ctx context.Context, ws []store.RunWrite) ([]error, er
 		return out, wrapErr("write runs", err)
 	}
 	var out []error
-	err := s.inTx(ctx, nil, func(tx *sql.Tx) (err error) {
-		out, err = writeStepwise(ctx, tx, ws)
-		if err == nil && s.server.galera && lagging(out) {
-			return errLagging
-		}
-		return err
-	})
-	if errors.Is(err, errLagging) {
-		// A causal read (any table will do) makes this node apply what
-		// the cluster committed before it; the second try is final.
-		var n int
-		if err = s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM voltro_shard_locks WHERE shard = ?", ws[0].Shard).Scan(&n); err == nil {
-			err = s.inTx(ctx, nil, func(tx *sql.Tx) (err error) {
-				out, err = writeStepwise(ctx, tx, ws)
-				return err
-			})
+	lagged := false
+	for try := 1; ; try++ {
+		err := s.inTx(ctx, fencedTx, func(tx *sql.Tx) (err error) {
+			out, err = writeStepwise(ctx, tx, ws)
+			if err == nil && s.server.galera && !lagged && lagging(out) {
+				return errLagging
+			}
+			s.pauseBeforeCommit(ctx, err)
+			return err
+		})
+		switch {
+		case err == nil:
+			return out, nil
+		case errors.Is(err, errLagging) && !lagged:
+			// A causal read (any table will do) makes this node apply what
+			// the cluster committed before it; the next try is final.
+			lagged = true
+			var n int
+			if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM voltro_shard_locks WHERE shard = ?", ws[0].Shard).Scan(&n); err != nil {
+				return nil, wrapErr("write runs", err)
+			}
+		case errors.Is(err, errFenceMoved) && try < 3:
+		default:
+			return nil, wrapErr("write runs", err)
 		}
 	}
-	if err != nil {
-		return nil, wrapErr("write runs", err)
-	}
-	return out, nil
 }
 
-// writeAlone applies a write that is one statement in autocommit. When it
-// changed nothing, a read (causal on Galera) says why; if that read says it
-// should have happened, it is tried once more.
-func (s *Store) writeAlone(ctx context.Context, w store.RunWrite) (error, error) {
-	var query string
-	var args []any
-	if w.Entry != nil {
-		query, args = entryInsert, entryArgs(w)
-	} else {
-		query, args = runUpdate(w, "")
+// pauseBeforeCommit runs the test hook beforeCommit, if any, in a
+// transaction about to commit (err == nil).
+func (s *Store) pauseBeforeCommit(ctx context.Context, err error) {
+	if err == nil && s.beforeCommit != nil {
+		s.beforeCommit(ctx)
 	}
+}
+
+// writeAlone applies an update alone in autocommit, fence write included.
+// When it changed nothing, a read (causal on Galera) says why; if that read
+// says it should have happened, it is tried once more.
+func (s *Store) writeAlone(ctx context.Context, w store.RunWrite) (error, error) {
+	query, args := runUpdateAlone(w)
 	for attempt := 1; ; attempt++ {
 		res, err := s.exec(ctx, query, args...)
-		if isDuplicate(err) {
-			return errs.New(errs.CodeAlreadyExists, "journal entry %s#%d exists", w.Entry.ExecutionID, w.Entry.Seq), nil
-		}
 		if err != nil {
 			return nil, err
 		}
@@ -258,7 +334,9 @@ func (s *Store) writeAlone(ctx context.Context, w store.RunWrite) (error, error)
 }
 
 // writeStepwise runs the writes statement by statement in tx, gated in Go,
-// and reads the state of the writes that missed once at the end. An entry
+// makes the fence write for the fences of the writes that changed
+// something (errFenceMoved when one of them no longer holds), and reads
+// the state of the writes that missed once at the end. An entry
 // that exists ends its write with a key conflict, which undoes only that
 // statement.
 func writeStepwise(ctx context.Context, tx *sql.Tx, ws []store.RunWrite) ([]error, error) {
@@ -310,6 +388,18 @@ func writeStepwise(ctx context.Context, tx *sql.Tx, ws []store.RunWrite) ([]erro
 					return nil, err
 				}
 			}
+		}
+	}
+	if fs := fenceKeys(ws, func(i int) bool { return dones[i].inserted || dones[i].updated }); len(fs) > 0 {
+		q, args := fenceWrite(fs)
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return nil, err
+		} else if n != int64(len(fs)) {
+			return nil, errFenceMoved
 		}
 	}
 	states := make([]runState, len(ws))
@@ -375,15 +465,17 @@ func readRunStates(ctx context.Context, q queryer, ws []store.RunWrite, idx []in
 }
 
 // writeBatch sends every write as one multi-statement transaction, one
-// round trip: within a write, each statement is gated on ROW_COUNT() of the
+// round trip, that starts with the fence write of every fence (one that
+// does not hold matches nothing, and neither do its writes): the ledger
+// rows are locked before the writes check them. Within a write, each statement is gated on ROW_COUNT() of the
 // one before it, and the driver returns what each statement changed. Only
 // when a write missed is its state read, after the commit; should that read
 // fail, the outcome of those writes (of which nothing was written) is its
 // error.
 func (s *Store) writeBatch(ctx context.Context, ws []store.RunWrite) ([]error, error) {
 	const changedOne = "ROW_COUNT() > 0"
-	stmts := []string{"START TRANSACTION"}
-	var args []any
+	fq, args := fenceWrite(fenceKeys(ws, func(int) bool { return true }))
+	stmts := []string{"START TRANSACTION", fq}
 	type stmtOf struct{ entry, update, message int } // index in stmts, 0: none
 	at := make([]stmtOf, len(ws))
 	for i, w := range ws {

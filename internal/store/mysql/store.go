@@ -64,6 +64,10 @@ type Store struct {
 	awaitSlots chan struct{}
 	txID       store.TxIdentity // checks a caller's transaction (tx.go)
 	retries    atomic.Int64     // statements re-run after 1213/1205
+	// beforeCommit, when set (only tests set it), runs inside a fenced
+	// write's transaction after its fence and its writes, just before the
+	// COMMIT: where a paused writer would be while a takeover commits.
+	beforeCommit func(ctx context.Context)
 }
 
 var (

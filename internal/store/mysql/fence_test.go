@@ -1,0 +1,241 @@
+// Forced interleavings of a fenced write with a takeover: the writer is
+// paused inside its transaction, after its fence and its writes and before
+// its COMMIT, while another owner takes the shard (on another Galera node,
+// or on the same single server in advisory mode); the stale write must not
+// land.
+package mysql_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+	"github.com/voltro/voltro/internal/store/mysql"
+	"github.com/voltro/voltro/internal/testdb"
+	"github.com/voltro/voltro/internal/testwait"
+)
+
+// pausedWrite is one fenced write held before its COMMIT: paused is closed
+// when the writer reached the pause, resume lets it go on.
+type pausedWrite struct {
+	paused, resume chan struct{}
+	once           sync.Once
+}
+
+// pauseOnce makes the first fenced transaction of s wait at its pause; the
+// ones after it (a re-run after a conflict) go through.
+func pauseOnce(s *mysql.Store) *pausedWrite {
+	p := &pausedWrite{paused: make(chan struct{}), resume: make(chan struct{})}
+	mysql.PauseBeforeCommit(s, func(ctx context.Context) {
+		p.once.Do(func() {
+			close(p.paused)
+			select {
+			case <-p.resume:
+			case <-ctx.Done():
+			}
+		})
+	})
+	return p
+}
+
+// race is what staleWriteRace saw.
+type race struct {
+	out           error           // the old owner's write's outcome
+	run           store.Execution // the run afterwards
+	takeoverFirst bool            // the takeover committed while the write was paused
+	oldEpoch      int64
+	newEpoch      int64
+}
+
+// staleWriteRace starts a run through writer, takes its shard as "old" in
+// mode through oldStore, pauses a write of "old" that completes the run
+// (an entry and the final state: a transaction) and starts a takeover as
+// "new" through taker. Once the takeover has either committed or is seen
+// waiting for a lock (waiting, given the new locker's session), the write
+// goes on; then the takeover is waited for.
+func staleWriteRace(t *testing.T, mode store.LockMode, oldStore, writer, taker, reader *mysql.Store, waiting func(store.Locker) bool) race {
+	ctx := ctxT(t)
+	const shard, ttl = "default/1", 300 * time.Millisecond
+	if _, _, _, err := writer.StartExecution(ctx, execOf("r"), store.StartContext{}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	old, err := oldStore.NewLocker(ctx, mode, "old:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	epoch, ok, err := old.Acquire(ctx, shard, ttl)
+	if err != nil || !ok {
+		t.Fatalf("old acquires: %v %v", ok, err)
+	}
+	p := pauseOnce(writer)
+	type result struct {
+		out []error
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := writer.WriteRuns(ctx, []store.RunWrite{{Shard: shard, Fence: store.Fence{Owner: "old:1", Epoch: epoch},
+			Entry:  &store.JournalEntry{ExecutionID: "r", Seq: 0, Kind: store.JournalStep, Name: "s", Result: []byte(`1`), Attempts: 1, Runner: "old:1", StartedAt: time.Now()},
+			Update: &store.ExecutionUpdate{ID: "r", Status: store.ExecCompleted, Output: []byte(`"stale"`), Runner: "old:1"}}})
+		done <- result{out, err}
+	}()
+	select {
+	case <-p.paused:
+	case r := <-done:
+		t.Fatalf("the write returned before its pause: %v %v", r.out, r.err)
+	}
+
+	// The takeover: in row mode the old lease runs out (the old owner is
+	// frozen, it does not refresh); in advisory mode the new owner first
+	// ends the old owner's lock session, as a runner fences a frozen one.
+	nl, err := taker.NewLocker(ctx, mode, "new:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nl.Close()
+	if mode == store.LockAdvisory {
+		if n, err := nl.(store.Fencer).Fence(ctx, "old:1", []string{shard}); err != nil || n != 1 {
+			t.Fatalf("fence the old owner: %d sessions ended, %v", n, err)
+		}
+	}
+	taken := make(chan int64, 1)
+	go func() {
+		defer close(taken)
+		for ctx.Err() == nil {
+			e, ok, err := nl.Acquire(ctx, shard, time.Minute)
+			if err != nil {
+				t.Errorf("new acquires: %v", err)
+				return
+			}
+			if ok {
+				taken <- e
+				return
+			}
+			// the old lease has not run out yet
+			select {
+			case <-ctx.Done():
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	rc := race{oldEpoch: epoch}
+	testwait.For(t, 30*time.Second, "the takeover to commit or wait for a lock", func() bool {
+		select {
+		case e, ok := <-taken:
+			if !ok {
+				t.Fatal("the takeover failed")
+			}
+			rc.newEpoch, rc.takeoverFirst = e, true
+			return true
+		default:
+			return waiting(nl)
+		}
+	})
+	close(p.resume)
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("the old owner's write: %v", r.err)
+	}
+	rc.out = r.out[0]
+	if !rc.takeoverFirst {
+		e, ok := <-taken
+		if !ok {
+			t.Fatal("the takeover failed after the write")
+		}
+		rc.newEpoch = e
+	}
+	if rc.newEpoch <= epoch {
+		t.Fatalf("new epoch %d after %d", rc.newEpoch, epoch)
+	}
+	// both are decided: read the run (causal on Galera)
+	if rc.run, err = reader.GetExecution(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+// checkRace fails unless the write and the takeover are serialised: a
+// takeover that committed while the write was paused fences the write (it
+// is rolled back: the run is as it was); one that waited for the write
+// comes after it (the write landed, under the epoch it held).
+func checkRace(t *testing.T, rc race) {
+	t.Helper()
+	t.Logf("takeover first: %v (epoch %d -> %d); the write: %v; the run: %s %s",
+		rc.takeoverFirst, rc.oldEpoch, rc.newEpoch, rc.out, rc.run.Status, rc.run.Output)
+	switch {
+	case rc.takeoverFirst && !errors.Is(rc.out, errs.ErrFenced):
+		t.Errorf("the takeover committed first, and the stale write's outcome is %v, not fenced", rc.out)
+	case rc.takeoverFirst && (rc.run.Status.Terminal() || string(rc.run.Output) == `"stale"`):
+		t.Errorf("the stale write landed after the takeover: run %s, output %s", rc.run.Status, rc.run.Output)
+	case !rc.takeoverFirst && (rc.out != nil || rc.run.Status != store.ExecCompleted):
+		t.Errorf("the takeover waited for the write, which did not land: %v, run %s", rc.out, rc.run.Status)
+	}
+}
+
+// isolations are the session defaults the fenced writes must not depend on:
+// under READ COMMITTED a fence check inside a statement is a plain read.
+var isolations = []string{"REPEATABLE-READ", "READ-COMMITTED"}
+
+func withIsolation(url, iso string) string {
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	return url + sep + "tx_isolation=%27" + iso + "%27"
+}
+
+// lockWait reports whether locker l's session waits for a row lock, as db
+// (on the same server) sees it.
+func lockWait(t *testing.T, db *sql.DB) func(store.Locker) bool {
+	return func(l store.Locker) bool {
+		var n int
+		err := db.QueryRowContext(ctxT(t), `SELECT COUNT(*) FROM information_schema.INNODB_TRX
+			WHERE trx_state = 'LOCK WAIT' AND trx_mysql_thread_id = ?`, mysql.LockerConnID(l)).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	}
+}
+
+// The stale write of a frozen owner on Galera node 0, paused between its
+// fence and its commit while a new owner takes the shard on node 1 (which
+// does not wait for node 0's locks), is rolled back: its fence write puts
+// the lease row in its write-set, so certification (or the applier of the
+// takeover on node 0) aborts it, and its re-run finds the shard gone.
+func TestStaleWriteGalera(t *testing.T) {
+	for _, iso := range isolations {
+		t.Run(iso, func(t *testing.T) {
+			urls := testdb.Galera(t)
+			a := freshURL(t, withIsolation(urls[0], iso), quiet)
+			b := open(t, urls[1], quiet)
+			rc := staleWriteRace(t, store.LockRow, a, a, b, open(t, urls[2], quiet), lockWait(t, b.DB()))
+			checkRace(t, rc)
+			if !rc.takeoverFirst {
+				t.Errorf("the takeover on node 1 waited for node 0")
+			}
+		})
+	}
+}
+
+// Advisory mode on one MariaDB server, statement by statement (no multi
+// statements): the old owner's lock session ends while its write is
+// paused, the new owner takes the lock; the ledger row, locked by the
+// write, makes the takeover wait for the write's commit.
+func TestStaleWriteAdvisory(t *testing.T) {
+	for _, iso := range isolations {
+		t.Run(iso, func(t *testing.T) {
+			url := testdb.MariaDB(t, "my_stale")
+			s := freshURL(t, withIsolation(url+"?multiStatements=false", iso), quiet)
+			rc := staleWriteRace(t, store.LockAdvisory, s, s, s, s, lockWait(t, s.DB()))
+			checkRace(t, rc)
+		})
+	}
+}

@@ -239,7 +239,8 @@ func compareInt64(a, b int64) int {
 
 // sqlFinish moves a live, fenced claim to processed or dead and stores the
 // final reply, in one statement. $6 is the final state; $7 the last error
-// (kept as is when NULL).
+// (kept as is when NULL). The fence read locks the ledger row (FOR SHARE),
+// as sqlRunWrite's does.
 //
 // It notifies the reply only when the waiter (reply_to) is not the runner
 // finishing the message: that runner wakes its own waiters in process. The
@@ -251,7 +252,7 @@ const sqlFinish = `WITH u AS (
 		UPDATE voltro_messages m SET state = $6, processed_at = now(), claim_expires_at = NULL,
 			last_error = coalesce($7, m.last_error)
 		WHERE m.id = $1 AND m.shard = $9 AND m.state = 'claimed' AND m.claimed_by = $2 AND m.claim_epoch = $3
-			AND EXISTS (SELECT 1 FROM voltro_shard_locks l WHERE l.shard = $9 AND l.owner = $2 AND l.epoch = $3)
+			AND EXISTS (SELECT 1 FROM voltro_shard_locks l WHERE l.shard = $9 AND l.owner = $2 AND l.epoch = $3 FOR SHARE)
 		RETURNING m.id, m.reply_to
 	), r AS (
 		INSERT INTO voltro_replies (request_id, payload, error, created_at)

@@ -392,14 +392,18 @@ func (s *Store) Journal(ctx context.Context, id string) ([]store.JournalEntry, e
 }
 
 // sqlRunWrite is one store.RunWrite in one statement: the fence and the
-// run's status before ($1-$4), the journal entry when $5 ($6-$14), the
+// run's status before ($1-$4); the fence read locks the ledger row (FOR
+// SHARE) until the commit, so a takeover, which updates that row, waits
+// for the write or, once it has committed, fails the fence (a plain read
+// would let a write whose statement began before a takeover commit after
+// it); then the journal entry when $5 ($6-$14), the
 // update when $15 ($16-$21, $21 = terminal: output, error and finished_at
 // are set then) — only if the entry was inserted, when there is one — and
 // the completion of message $22 (0: none) — only if the update happened.
 // A completed workflow message gets an empty reply row, as Complete writes
 // one, and announces nothing: nobody waits on a workflow message's reply.
 const sqlRunWrite = `WITH f AS (
-		SELECT EXISTS (SELECT 1 FROM voltro_shard_locks WHERE shard = $1 AND owner = $2 AND epoch = $3 AND $2 <> '') AS owned,
+		SELECT EXISTS (SELECT 1 FROM voltro_shard_locks WHERE shard = $1 AND owner = $2 AND epoch = $3 AND $2 <> '' FOR SHARE) AS owned,
 			(SELECT status FROM voltro_workflow_executions WHERE id = $4) AS before
 	), ins AS (
 		INSERT INTO voltro_workflow_journal (execution_id, seq, kind, name, result, error, attempts, runner, started_at, finished_at)

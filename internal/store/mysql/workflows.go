@@ -1,8 +1,8 @@
 // Workflow runs: executions, their journal and signals (store.WorkflowStore).
 // The fenced run writes (WriteRuns) are gated on an EXISTS on
-// voltro_shard_locks, the fence; a single journal entry or update is one
-// autocommit statement, anything more one transaction for all the writes of
-// a call. The writes that touch several tables (StartExecution, SendSignal,
+// voltro_shard_locks, the fence, and write that ledger row too (see
+// fenceWrite); an update alone is one autocommit statement, anything more
+// one transaction for all the writes of a call. The writes that touch several tables (StartExecution, SendSignal,
 // RequestCancel) are one transaction, sent as a single multi-statement round
 // trip on the batch pool when there is one and the server is not a Galera
 // node (see batched), as an ordinary transaction otherwise.

@@ -16,7 +16,9 @@ const benchUsage = `usage: voltro bench messages [--db URL] [--senders 8] [--dur
        voltro bench workflows [--db URL] [--sequential 200] [--concurrent 2000] [--failover]
                               [--retained N [--retained-db URL]]
        voltro bench cdc [flags]          (see voltro bench cdc --help)
-Every figure is printed beside the database's own single-row commit rate from the same run.`
+Every figure is printed beside the database's own single-row commit rate from the same run.
+For a multi-primary cluster (Galera), give bench workflows one URL per node, comma-separated,
+and --failover=false: an instance runs on every node and the commit rate is the cluster's.`
 
 func runBench(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -66,7 +68,7 @@ func runBench(ctx context.Context, args []string, env func(string) string, stdou
 
 func runBenchWorkflows(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
 	fs := flags("bench workflows", "bench workflows [flags]", stderr)
-	db := fs.String("db", "", "database URL (default DB_URL)")
+	db := fs.String("db", "", "database URL (default DB_URL); for a multi-primary cluster one per node, comma-separated")
 	seq := fs.Int("sequential", 200, "(a) workflows run one after another")
 	conc := fs.Int("concurrent", 2000, "(b) workflows started at once")
 	failover := fs.Bool("failover", true, "(c, d) also measure SIGKILL failover and restart recovery with worker processes")

@@ -83,18 +83,28 @@ type baseline struct {
 	db               *sql.DB
 	dialect          string
 	commit1, commit8 float64
+	// nodes are the URLs of the cluster's nodes (one when the database is
+	// a single server); app runs on the first.
+	nodes []string
 }
 
 // openBaseline starts nothing yet: it opens the app on dbURL (a runner on
 // a free loopback port, replica "bench") and measures the commit rates.
+// dbURL may list the nodes of a multi-primary cluster, comma-separated:
+// the app is on the first, and the commit rates are the cluster's, their
+// connections spread over the nodes.
 func openBaseline(ctx context.Context, dbURL string, env func(string) string, log *slog.Logger) (baseline, error) {
 	var b baseline
+	var err error
+	if b.nodes, err = nodeURLs(dbURL); err != nil {
+		return b, err
+	}
 	port, err := freePort()
 	if err != nil {
 		return b, err
 	}
 	env = overlay(env, map[string]string{"VOLTRO_WORKFLOW_RUNNER_HOST": "127.0.0.1", "VOLTRO_WORKFLOW_RUNNER_PORT": strconv.Itoa(port), "POD_NAME": "bench"})
-	if b.app, err = voltro.New(ctx, voltro.WithDB(dbURL), voltro.WithEnv(env), voltro.WithLogger(log)); err != nil {
+	if b.app, err = voltro.New(ctx, voltro.WithDB(b.nodes[0]), voltro.WithEnv(env), voltro.WithLogger(log)); err != nil {
 		return b, err
 	}
 	fail := func(err error) (baseline, error) {
@@ -104,15 +114,23 @@ func openBaseline(ctx context.Context, dbURL string, env func(string) string, lo
 	if b.db, b.dialect, err = b.app.DB(); err != nil {
 		return fail(err)
 	}
-	d, _, err := openStore(ctx, env, dbURL)
-	if err != nil {
-		return fail(err)
+	stores := make([]store.Driver, 0, len(b.nodes))
+	defer func() {
+		for _, d := range stores {
+			_ = d.Close()
+		}
+	}()
+	for _, u := range b.nodes {
+		d, _, err := openStore(ctx, env, u)
+		if err != nil {
+			return fail(err)
+		}
+		stores = append(stores, d)
 	}
-	defer d.Close()
-	if b.commit1, err = commitRate(ctx, d, 1, 3*time.Second); err != nil {
+	if b.commit1, err = commitRate(ctx, stores[0], 1, 3*time.Second); err != nil {
 		return fail(fmt.Errorf("commit rate: %w", err))
 	}
-	if b.commit8, err = commitRate(ctx, d, 8, 3*time.Second); err != nil {
+	if b.commit8, err = clusterCommitRate(ctx, stores, 8, 3*time.Second); err != nil {
 		return fail(fmt.Errorf("commit rate: %w", err))
 	}
 	return b, nil

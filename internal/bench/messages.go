@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/errs"
 )
 
 // MessagesConfig configures the messages benchmark.
@@ -68,6 +69,9 @@ func Messages(ctx context.Context, cfg MessagesConfig) (MessagesResult, error) {
 	}
 	app, dialect := b.app, b.dialect
 	defer app.Close(context.WithoutCancel(ctx))
+	if len(b.nodes) > 1 {
+		return res, errs.New(errs.CodeInvalidArgument, "bench messages measures one server: give one URL, not %d", len(b.nodes))
+	}
 	res.Dialect, res.Commit1, res.Commit8 = dialect, b.commit1, b.commit8
 
 	echo := voltro.NewEntity("bench.echo", func(ctx context.Context, id string, m echoMsg) (echoMsg, error) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/errs"
 )
 
 // WorkflowsConfig configures the benchmark.
@@ -39,6 +40,7 @@ type WorkflowsConfig struct {
 // WorkflowsResult holds the figures.
 type WorkflowsResult struct {
 	Dialect        string
+	Nodes          int // database nodes, an instance on each (1: one server)
 	Commit1        float64
 	Commit8        float64
 	SeqN           int
@@ -83,14 +85,23 @@ func Workflows(ctx context.Context, cfg WorkflowsConfig) (WorkflowsResult, error
 	}
 	app := b.app
 	defer app.Close(context.WithoutCancel(ctx))
-	res.Dialect, res.Commit1, res.Commit8 = b.dialect, b.commit1, b.commit8
+	res.Dialect, res.Commit1, res.Commit8, res.Nodes = b.dialect, b.commit1, b.commit8, len(b.nodes)
+	if res.Nodes > 1 && (cfg.Failover || cfg.Retained > 0) {
+		return res, errs.New(errs.CodeInvalidArgument, "failover and retained phases measure one server: with %d node URLs, pass --failover=false and no --retained", res.Nodes)
+	}
 	if err := app.Register(benchWorkflow); err != nil {
 		return res, err
 	}
 	if err := app.Start(ctx); err != nil {
 		return res, err
 	}
-	if err := waitOwned(ctx, app, 60*time.Second); err != nil {
+	peers, err := startPeers(ctx, b.nodes[1:], cfg.Env, cfg.Logger, func(a *voltro.App) error { return a.Register(benchWorkflow) })
+	if err != nil {
+		return res, err
+	}
+	defer closeAll(ctx, peers)
+	apps := append([]*voltro.App{app}, peers...)
+	if err := waitSpread(ctx, apps, 60*time.Second); err != nil {
 		return res, err
 	}
 	for i := 0; i < 50; i++ { // warm up
@@ -114,7 +125,7 @@ func Workflows(ctx context.Context, cfg WorkflowsConfig) (WorkflowsResult, error
 	slices.Sort(lat)
 	res.SeqN, res.SeqP50, res.SeqP99 = len(lat), lat[len(lat)/2], lat[len(lat)*99/100]
 
-	if res.ConcPerSecond, res.ConcElapsed, err = concurrent(ctx, app, cfg.Concurrent); err != nil {
+	if res.ConcPerSecond, res.ConcElapsed, err = concurrent(ctx, apps, cfg.Concurrent); err != nil {
 		return res, err
 	}
 	res.ConcN = cfg.Concurrent
@@ -151,9 +162,9 @@ func overlay(base func(string) string, extra map[string]string) func(string) str
 	}
 }
 
-// concurrent starts n runs at once and waits for all of them: first start
-// → last completion.
-func concurrent(ctx context.Context, app *voltro.App, n int) (perSecond float64, elapsed time.Duration, err error) {
+// concurrent starts n runs at once, spread over apps, and waits for all
+// of them: first start → last completion.
+func concurrent(ctx context.Context, apps []*voltro.App, n int) (perSecond float64, elapsed time.Duration, err error) {
 	start := time.Now()
 	handles := make([]*voltro.Handle[int], n)
 	var wg sync.WaitGroup
@@ -169,7 +180,7 @@ func concurrent(ctx context.Context, app *voltro.App, n int) (perSecond float64,
 				if i >= n {
 					return
 				}
-				h, err := benchWorkflow.Start(ctx, app, i)
+				h, err := benchWorkflow.Start(ctx, apps[i%len(apps)], i)
 				if err != nil {
 					once.Do(func() { firstErr = err })
 					return
@@ -206,7 +217,12 @@ func concurrent(ctx context.Context, app *voltro.App, n int) (perSecond float64,
 // Print writes the report.
 func (r WorkflowsResult) Print(w io.Writer) {
 	fmt.Fprintf(w, "voltro bench workflows — dialect %s, a 3-step workflow (each step adds one)\n", r.Dialect)
-	fmt.Fprintf(w, "  database commit rate (single-row insert, autocommit): %.0f/s with 1 connection, %.0f/s with 8\n", r.Commit1, r.Commit8)
+	if r.Nodes > 1 {
+		fmt.Fprintf(w, "  a cluster of %d nodes, an instance on each; runs started round-robin over the instances\n", r.Nodes)
+		fmt.Fprintf(w, "  cluster commit rate (single-row insert, autocommit): %.0f/s with 1 connection, %.0f/s with 8 spread over the nodes\n", r.Commit1, r.Commit8)
+	} else {
+		fmt.Fprintf(w, "  database commit rate (single-row insert, autocommit): %.0f/s with 1 connection, %.0f/s with 8\n", r.Commit1, r.Commit8)
+	}
 	commit := time.Duration(float64(time.Second) / r.Commit1)
 	fmt.Fprintf(w, "  (a) sequential, %d runs start → result: p50 %s, p99 %s  (p50 = %.1f single-row commits)\n", r.SeqN, r.SeqP50.Round(time.Microsecond), r.SeqP99.Round(time.Microsecond), float64(r.SeqP50)/float64(commit))
 	fmt.Fprintf(w, "  (b) %d started at once, first start → last completion: %s = %.0f workflows/s  (%.2f workflows per 8-connection commit)\n", r.ConcN, r.ConcElapsed.Round(time.Millisecond), r.ConcPerSecond, r.ConcPerSecond/r.Commit8)

@@ -1,5 +1,5 @@
 // The databases the tests open by URL.
 
-package status
+package status_test
 
 import _ "github.com/voltro/voltro/internal/alldrivers" // the tests open SQL stores by URL

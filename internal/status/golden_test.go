@@ -1,10 +1,11 @@
-package status
+package status_test
 
 // Golden files for the table, with and without colour, rendered from the
 // fixed report. go test ./internal/status -run Golden -update rewrites them.
 
 import (
 	"bytes"
+	"github.com/voltro/voltro/internal/status"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 
 func TestGoldenTable(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteTable(&b, fixtureReport(), false); err != nil {
+	if err := status.WriteTable(&b, fixtureReport(), false); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), "\033[") {
@@ -24,7 +25,7 @@ func TestGoldenTable(t *testing.T) {
 
 func TestGoldenTableColour(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteTable(&b, fixtureReport(), true); err != nil {
+	if err := status.WriteTable(&b, fixtureReport(), true); err != nil {
 		t.Fatal(err)
 	}
 	// The localhost runner's row is red.
@@ -32,20 +33,20 @@ func TestGoldenTableColour(t *testing.T) {
 		if strings.Contains(l, "127.0.0.1:34000") && strings.HasPrefix(l, "api-1") {
 			t.Fatalf("row not coloured: %q", l)
 		}
-		if strings.HasPrefix(l, ansiRed+"api-1 ") && !strings.HasSuffix(l, ansiReset) {
+		if strings.HasPrefix(l, status.AnsiRed+"api-1 ") && !strings.HasSuffix(l, status.AnsiReset) {
 			t.Fatalf("red row not reset: %q", l)
 		}
 	}
-	if !strings.Contains(b.String(), ansiRed+"api-1 ") {
+	if !strings.Contains(b.String(), status.AnsiRed+"api-1 ") {
 		t.Fatalf("the localhost runner is not red:\n%s", b.String())
 	}
 	golden.Check(t, "table_colour.golden", b.Bytes())
 }
 
 func TestGoldenTableEmpty(t *testing.T) {
-	r := &Report{SchemaVersion: SchemaVersion, Source: Source{Kind: "registry", RegistryDir: "/tmp/voltro-run"}, ProcessFilter: "billing", Instances: []Instance{}}
+	r := &status.Report{SchemaVersion: status.SchemaVersion, Source: status.Source{Kind: "registry", RegistryDir: "/tmp/voltro-run"}, ProcessFilter: "billing", Instances: []status.Instance{}}
 	var b bytes.Buffer
-	if err := WriteTable(&b, r, false); err != nil {
+	if err := status.WriteTable(&b, r, false); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "table_empty.golden", b.Bytes())

@@ -1,4 +1,4 @@
-package status
+package status_test
 
 // Test helpers: in-process apps, a child instance process that can be
 // SIGKILLed, a direct store handle, and polling Collect.
@@ -6,6 +6,7 @@ package status
 import (
 	"bufio"
 	"context"
+	"github.com/voltro/voltro/internal/status"
 	"io"
 	"log/slog"
 	"net"
@@ -163,9 +164,9 @@ func look(t *testing.T, dbURL string) (store.Driver, config.Config) {
 	return d, cfg
 }
 
-func collect(t *testing.T, o Options) *Report {
+func collect(t *testing.T, o status.Options) *status.Report {
 	t.Helper()
-	r, _, err := Collect(context.Background(), o)
+	r, _, err := status.Collect(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func collect(t *testing.T, o Options) *Report {
 }
 
 // waitReport collects until cond holds, failing after within.
-func waitReport(t *testing.T, o Options, within time.Duration, what string, cond func(*Report) bool) *Report {
+func waitReport(t *testing.T, o status.Options, within time.Duration, what string, cond func(*status.Report) bool) *status.Report {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -183,15 +184,15 @@ func waitReport(t *testing.T, o Options, within time.Duration, what string, cond
 		}
 		if time.Now().After(deadline) {
 			var b strings.Builder
-			_ = WriteTable(&b, r, false)
+			_ = status.WriteTable(&b, r, false)
 			t.Fatalf("timed out after %s waiting for %s; last status:\n%s", within, what, b.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
 
-func byReplica(r *Report) map[string]Instance {
-	m := map[string]Instance{}
+func byReplica(r *status.Report) map[string]status.Instance {
+	m := map[string]status.Instance{}
 	for _, in := range r.Instances {
 		m[in.ReplicaID] = in
 	}
@@ -201,7 +202,7 @@ func byReplica(r *Report) map[string]Instance {
 // tableLine is the line of the rendered table that starts with replica.
 func tableLine(table, replica string) string {
 	for _, l := range strings.Split(table, "\n") {
-		if strings.HasPrefix(strings.TrimPrefix(l, ansiRed), replica+" ") || strings.HasPrefix(strings.TrimPrefix(l, ansiYellow), replica+" ") {
+		if strings.HasPrefix(strings.TrimPrefix(l, status.AnsiRed), replica+" ") || strings.HasPrefix(strings.TrimPrefix(l, status.AnsiYellow), replica+" ") {
 			return l
 		}
 	}

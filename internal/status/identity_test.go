@@ -1,4 +1,4 @@
-package status
+package status_test
 
 // Regression tests of what the status surfaces attribute to a row, on live
 // databases:
@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/voltro/voltro/internal/status"
 	"io"
 	"log/slog"
 	"net/http"
@@ -45,9 +46,9 @@ func TestLiveReusedInspectAddress(t *testing.T) {
 		}
 	}
 	st, cfg := look(t, url)
-	o := Options{Store: st, Dialect: string(cfg.DB.Dialect), Database: cfg.DB.Database, RegistryDir: regDir, Heartbeat: time.Second}
+	o := status.Options{Store: st, Dialect: string(cfg.DB.Dialect), Database: cfg.DB.Database, RegistryDir: regDir, Heartbeat: time.Second}
 	dead := startChild(t, env("reuse-0"))
-	waitReport(t, o, 30*time.Second, "reuse-0 ready", func(r *Report) bool {
+	waitReport(t, o, 30*time.Second, "reuse-0 ready", func(r *status.Report) bool {
 		in := byReplica(r)["reuse-0"]
 		return in.Ready != nil && *in.Ready
 	})
@@ -55,7 +56,7 @@ func TestLiveReusedInspectAddress(t *testing.T) {
 	dead.kill()
 	startApp(t, env("reuse-1"), workEntity())
 
-	r := waitReport(t, o, 30*time.Second, "reuse-1 ready with the shards, the dead row still listed", func(r *Report) bool {
+	r := waitReport(t, o, 30*time.Second, "reuse-1 ready with the shards, the dead row still listed", func(r *status.Report) bool {
 		in, ok := byReplica(r)["reuse-1"]
 		_, old := byReplica(r)["reuse-0"]
 		return ok && old && in.Ready != nil && *in.Ready && in.OwnedShards == 8
@@ -70,7 +71,7 @@ func TestLiveReusedInspectAddress(t *testing.T) {
 		t.Fatalf("the live row: %+v; duplicates %+v", live, r.Duplicates)
 	}
 	var table bytes.Buffer
-	if err := WriteTable(&table, r, false); err != nil {
+	if err := status.WriteTable(&table, r, false); err != nil {
 		t.Fatal(err)
 	}
 	if l := tableLine(table.String(), "reuse-0"); !strings.Contains(l, "OTHER-INSTANCE") || !strings.Contains(l, "UNREACHABLE") || strings.Contains(l, "ready") {
@@ -80,7 +81,7 @@ func TestLiveReusedInspectAddress(t *testing.T) {
 		t.Fatalf("the reason is not shown:\n%s", table.String())
 	}
 	var js bytes.Buffer
-	if err := WriteJSON(&js, r); err != nil {
+	if err := status.WriteJSON(&js, r); err != nil {
 		t.Fatal(err)
 	}
 	checkJSON(t, loadSchema(t), js.Bytes())
@@ -186,10 +187,10 @@ func TestLiveDuplicatePodNameMariaDB(t *testing.T) {
 		}
 	}
 	st, cfg := look(t, url)
-	o := Options{Store: st, Dialect: string(cfg.DB.Dialect), Database: cfg.DB.Database, RegistryDir: regDir, Heartbeat: time.Second}
+	o := status.Options{Store: st, Dialect: string(cfg.DB.Dialect), Database: cfg.DB.Database, RegistryDir: regDir, Heartbeat: time.Second}
 	app, logs := startLoggedApp(t, env("dup-0"), workEntity())
 	startApp(t, env("dup-1"), workEntity())
-	waitReport(t, o, 30*time.Second, "two ready instances, no duplicate", func(r *Report) bool {
+	waitReport(t, o, 30*time.Second, "two ready instances, no duplicate", func(r *status.Report) bool {
 		return len(r.Instances) == 2 && r.Instances[0].Ready != nil && *r.Instances[0].Ready && r.Instances[1].Ready != nil && *r.Instances[1].Ready
 	})
 	if r := collect(t, o); len(r.Duplicates) != 0 {
@@ -200,7 +201,7 @@ func TestLiveDuplicatePodNameMariaDB(t *testing.T) {
 	twin := env("dup-0")
 	twin[registry.EnvDir] = regDir
 	startChild(t, twin)
-	r := waitReport(t, o, 30*time.Second, "the two dup-0 instances flagged", func(r *Report) bool {
+	r := waitReport(t, o, 30*time.Second, "the two dup-0 instances flagged", func(r *status.Report) bool {
 		n := 0
 		for _, in := range r.Instances {
 			if in.ReplicaID == "dup-0" && in.Duplicate {
@@ -225,17 +226,17 @@ func TestLiveDuplicatePodNameMariaDB(t *testing.T) {
 		}
 	}
 	var plain, coloured bytes.Buffer
-	_ = WriteTable(&plain, r, false)
-	_ = WriteTable(&coloured, r, true)
+	_ = status.WriteTable(&plain, r, false)
+	_ = status.WriteTable(&coloured, r, true)
 	if !strings.Contains(tableLine(plain.String(), "dup-0"), "DUPLICATE") || !strings.Contains(plain.String(), "! DUPLICATE") ||
 		!strings.Contains(plain.String(), "POD_NAME") {
 		t.Fatalf("not flagged in the table:\n%s", plain.String())
 	}
-	if !strings.HasPrefix(tableLine(coloured.String(), "dup-0"), ansiRed) || !strings.Contains(coloured.String(), ansiRed+"  ! DUPLICATE") {
+	if !strings.HasPrefix(tableLine(coloured.String(), "dup-0"), status.AnsiRed) || !strings.Contains(coloured.String(), status.AnsiRed+"  ! DUPLICATE") {
 		t.Fatalf("not red:\n%s", coloured.String())
 	}
 	var js bytes.Buffer
-	if err := WriteJSON(&js, r); err != nil {
+	if err := status.WriteJSON(&js, r); err != nil {
 		t.Fatal(err)
 	}
 	checkJSON(t, loadSchema(t), js.Bytes())
@@ -256,7 +257,7 @@ func TestLiveDuplicatePodNameMariaDB(t *testing.T) {
 	}
 	// the binlog server keeps refusing one of the two streams (error 4052):
 	// the reader that meets it says why in the CDC column (and its log)
-	r = waitReport(t, o, 20*time.Second, "a dup-0 row whose change feed names error 4052", func(r *Report) bool {
+	r = waitReport(t, o, 20*time.Second, "a dup-0 row whose change feed names error 4052", func(r *status.Report) bool {
 		for _, in := range r.Instances {
 			if in.ReplicaID == "dup-0" && strings.Contains(in.CDCProblem, "error 4052") {
 				return true
@@ -265,7 +266,7 @@ func TestLiveDuplicatePodNameMariaDB(t *testing.T) {
 		return false
 	})
 	plain.Reset()
-	_ = WriteTable(&plain, r, false)
+	_ = status.WriteTable(&plain, r, false)
 	if !strings.Contains(plain.String(), "binlog CDC (ROW) (DEGRADED)") || !strings.Contains(plain.String(), "dup-0 CDC DEGRADED: another replica streams the binlog") {
 		t.Fatalf("error 4052 not in the table:\n%s", plain.String())
 	}
@@ -288,8 +289,8 @@ func TestLiveCDCFallbackShownMariaDB(t *testing.T) {
 	}
 	_, logs := startLoggedApp(t, env, workEntity())
 	st, cfg := look(t, url)
-	o := Options{Store: st, Dialect: string(cfg.DB.Dialect), Database: cfg.DB.Database, RegistryDir: regDir, Heartbeat: time.Second}
-	r := waitReport(t, o, 30*time.Second, "fb-0 ready", func(r *Report) bool {
+	o := status.Options{Store: st, Dialect: string(cfg.DB.Dialect), Database: cfg.DB.Database, RegistryDir: regDir, Heartbeat: time.Second}
+	r := waitReport(t, o, 30*time.Second, "fb-0 ready", func(r *status.Report) bool {
 		return len(r.Instances) == 1 && r.Instances[0].Ready != nil && *r.Instances[0].Ready
 	})
 	in := r.Instances[0]
@@ -297,7 +298,7 @@ func TestLiveCDCFallbackShownMariaDB(t *testing.T) {
 		t.Fatalf("instance: %+v", in)
 	}
 	var plain bytes.Buffer
-	_ = WriteTable(&plain, r, false)
+	_ = status.WriteTable(&plain, r, false)
 	if l := tableLine(plain.String(), "fb-0"); !strings.Contains(l, "inline emit (DEGRADED)") || !strings.Contains(l, "CDC-DEGRADED") ||
 		!strings.Contains(plain.String(), "fb-0 CDC DEGRADED: fell back to inline emit") {
 		t.Fatalf("the fallback is not in the table:\n%s", plain.String())

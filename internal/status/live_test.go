@@ -1,4 +1,4 @@
-package status
+package status_test
 
 // Against live databases. PostgreSQL: three in-process instances and one
 // child process, each hosting status.work — the table and the JSON, the
@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/voltro/voltro/internal/status"
 	"strings"
 	"testing"
 	"time"
@@ -51,10 +52,10 @@ func TestLivePostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, cfg := look(t, url)
-	o := Options{Store: st, Dialect: string(cfg.DB.Dialect), Database: cfg.DB.Database, RegistryDir: regDir, Heartbeat: time.Second}
+	o := status.Options{Store: st, Dialect: string(cfg.DB.Dialect), Database: cfg.DB.Database, RegistryDir: regDir, Heartbeat: time.Second}
 
 	// Everyone serves, holds shards, and schedules and the workflow show.
-	r := waitReport(t, o, 30*time.Second, "four ready instances owning shards, schedule activity, a suspended run", func(r *Report) bool {
+	r := waitReport(t, o, 30*time.Second, "four ready instances owning shards, schedule activity, a suspended run", func(r *status.Report) bool {
 		if len(r.Instances) != 4 || r.Shared == nil || r.Shared.Schedules == nil || len(r.Shared.Schedules.ActiveReplicas) == 0 ||
 			r.Shared.Workflows == nil || r.Shared.Workflows.Suspended != 1 {
 			return false
@@ -106,7 +107,7 @@ func TestLivePostgres(t *testing.T) {
 
 	// The retention in force: the default, swept by the one instance that
 	// holds the retention shard (its first look comes within 5 s).
-	r = waitReport(t, o, 15*time.Second, "one sweeping instance, named", func(r *Report) bool {
+	r = waitReport(t, o, 15*time.Second, "one sweeping instance, named", func(r *status.Report) bool {
 		n := 0
 		for _, in := range r.Instances {
 			if in.Retention != nil && in.Retention.Sweeping {
@@ -126,10 +127,10 @@ func TestLivePostgres(t *testing.T) {
 
 	// The table, plain and coloured, and the JSON.
 	var plain, coloured, js bytes.Buffer
-	if err := WriteTable(&plain, r, false); err != nil {
+	if err := status.WriteTable(&plain, r, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteTable(&coloured, r, true); err != nil {
+	if err := status.WriteTable(&coloured, r, true); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"status-a", "status-b", "status-c", "status-d"} {
@@ -141,13 +142,13 @@ func TestLivePostgres(t *testing.T) {
 	if !strings.Contains(cLine, "LOCALHOST") || !strings.Contains(plain.String(), "VOLTRO_WORKFLOW_RUNNER_HOST") {
 		t.Fatalf("the localhost runner is not marked in text:\n%s", plain.String())
 	}
-	if !strings.HasPrefix(tableLine(coloured.String(), "status-c"), ansiRed) {
+	if !strings.HasPrefix(tableLine(coloured.String(), "status-c"), status.AnsiRed) {
 		t.Fatalf("the localhost runner is not red:\n%s", coloured.String())
 	}
 	if host != "127.0.0.1" && strings.Contains(tableLine(plain.String(), "status-a"), "LOCALHOST") {
 		t.Fatalf("a routable runner marked localhost:\n%s", plain.String())
 	}
-	if err := WriteJSON(&js, r); err != nil {
+	if err := status.WriteJSON(&js, r); err != nil {
 		t.Fatal(err)
 	}
 	checkJSON(t, loadSchema(t), js.Bytes())
@@ -169,7 +170,7 @@ func TestLivePostgres(t *testing.T) {
 	// SIGKILL the child: stale (and unreachable) within one heartbeat expiry.
 	d.kill()
 	killed := time.Now()
-	r = waitReport(t, o, 10*time.Second, "the killed instance shown stale", func(r *Report) bool { return byReplica(r)["status-d"].Stale })
+	r = waitReport(t, o, 10*time.Second, "the killed instance shown stale", func(r *status.Report) bool { return byReplica(r)["status-d"].Stale })
 	if took := time.Since(killed); took > 3*time.Second+1500*time.Millisecond {
 		t.Errorf("the killed instance turned stale %s after SIGKILL; expiry is 3s", took)
 	}
@@ -178,11 +179,11 @@ func TestLivePostgres(t *testing.T) {
 		t.Fatalf("killed instance: %+v", dead)
 	}
 	var table bytes.Buffer
-	_ = WriteTable(&table, r, false)
+	_ = status.WriteTable(&table, r, false)
 	if l := tableLine(table.String(), "status-d"); !strings.Contains(l, "STALE") || !strings.Contains(l, "UNREACHABLE") {
 		t.Fatalf("the killed instance's line: %q", l)
 	}
-	_, local, err := Collect(ctx, o)
+	_, local, err := status.Collect(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestLivePostgres(t *testing.T) {
 	if err := nobody.Send(ctx, a, "n1", 1); err != nil {
 		t.Fatal(err)
 	}
-	waitReport(t, o, 15*time.Second, "the unhosted backlog in the shared state", func(r *Report) bool {
+	waitReport(t, o, 15*time.Second, "the unhosted backlog in the shared state", func(r *status.Report) bool {
 		u := r.Shared.Messages.UnhostedBacklog
 		return len(u) == 1 && u[0].EntityType == "status.nobody" && u[0].Messages == 1
 	})
@@ -208,7 +209,7 @@ func TestLivePostgres(t *testing.T) {
 		}
 	}
 	table.Reset()
-	_ = WriteTable(&table, r, false)
+	_ = status.WriteTable(&table, r, false)
 	if !strings.Contains(table.String(), "unhosted backlog: 1 message(s) for status.nobody") || !strings.Contains(table.String(), "voltro messages dead --type status.nobody") {
 		t.Fatalf("the footer does not name the unhosted backlog and its way out:\n%s", table.String())
 	}
@@ -216,7 +217,7 @@ func TestLivePostgres(t *testing.T) {
 		t.Errorf("oldest undelivered: %+v", r.Shared.Messages)
 	}
 	js.Reset()
-	if err := WriteJSON(&js, r); err != nil {
+	if err := status.WriteJSON(&js, r); err != nil {
 		t.Fatal(err)
 	}
 	checkJSON(t, loadSchema(t), js.Bytes())
@@ -236,8 +237,8 @@ func TestLiveMariaDBBinlog(t *testing.T) {
 	}
 	startApp(t, env, workEntity())
 	st, cfg := look(t, url)
-	o := Options{Store: st, Dialect: string(cfg.DB.Dialect), Database: cfg.DB.Database, RegistryDir: regDir, Heartbeat: time.Second}
-	r := waitReport(t, o, 30*time.Second, "the MariaDB instance ready", func(r *Report) bool {
+	o := status.Options{Store: st, Dialect: string(cfg.DB.Dialect), Database: cfg.DB.Database, RegistryDir: regDir, Heartbeat: time.Second}
+	r := waitReport(t, o, 30*time.Second, "the MariaDB instance ready", func(r *status.Report) bool {
 		return len(r.Instances) == 1 && r.Instances[0].Ready != nil && *r.Instances[0].Ready
 	})
 	in := r.Instances[0]
@@ -246,7 +247,7 @@ func TestLiveMariaDBBinlog(t *testing.T) {
 		t.Fatalf("MariaDB instance: %+v", in)
 	}
 	var table bytes.Buffer
-	if err := WriteTable(&table, r, false); err != nil {
+	if err := status.WriteTable(&table, r, false); err != nil {
 		t.Fatal(err)
 	}
 	if l := tableLine(table.String(), "status-maria-0"); !strings.Contains(l, fmt.Sprint(*in.BinlogServerID)) {
@@ -256,7 +257,7 @@ func TestLiveMariaDBBinlog(t *testing.T) {
 		t.Fatalf("shared state: %+v", r.Shared)
 	}
 	var js bytes.Buffer
-	if err := WriteJSON(&js, r); err != nil {
+	if err := status.WriteJSON(&js, r); err != nil {
 		t.Fatal(err)
 	}
 	checkJSON(t, loadSchema(t), js.Bytes())

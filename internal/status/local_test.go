@@ -1,4 +1,4 @@
-package status
+package status_test
 
 // Single-process stores: instances on SQLite and on the memory store are
 // found through the local registry directory; the entry of a process that
@@ -6,6 +6,7 @@ package status
 
 import (
 	"context"
+	"github.com/voltro/voltro/internal/status"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,8 +37,8 @@ func TestLocalRegistry(t *testing.T) {
 	}
 
 	st, cfg := look(t, "sqlite:"+dbFile)
-	o := Options{Store: st, Dialect: string(cfg.DB.Dialect), Database: cfg.DB.Database, RegistryDir: regDir, Heartbeat: time.Second}
-	r := waitReport(t, o, 15*time.Second, "the SQLite instance ready, its runner row written", func(r *Report) bool {
+	o := status.Options{Store: st, Dialect: string(cfg.DB.Dialect), Database: cfg.DB.Database, RegistryDir: regDir, Heartbeat: time.Second}
+	r := waitReport(t, o, 15*time.Second, "the SQLite instance ready, its runner row written", func(r *status.Report) bool {
 		in := byReplica(r)["status-lite"]
 		return len(r.Instances) == 2 && in.Ready != nil && *in.Ready && in.HeartbeatAgeSeconds != nil
 	})
@@ -57,13 +58,13 @@ func TestLocalRegistry(t *testing.T) {
 		t.Fatalf("SQLite shared state: %+v", r.Shared)
 	}
 	var js strings.Builder
-	if err := WriteJSON(&js, r); err != nil {
+	if err := status.WriteJSON(&js, r); err != nil {
 		t.Fatal(err)
 	}
 	checkJSON(t, loadSchema(t), []byte(js.String()))
 
 	// Without DB_URL: every local instance, whatever its database.
-	all := collect(t, Options{RegistryDir: regDir, Heartbeat: time.Second})
+	all := collect(t, status.Options{RegistryDir: regDir, Heartbeat: time.Second})
 	if len(all.Instances) != 3 || all.Shared != nil {
 		t.Fatalf("every local instance: %+v", all.Instances)
 	}
@@ -71,7 +72,7 @@ func TestLocalRegistry(t *testing.T) {
 		t.Fatalf("memory instance: %+v", mem)
 	}
 	var table strings.Builder
-	if err := WriteTable(&table, all, false); err != nil {
+	if err := status.WriteTable(&table, all, false); err != nil {
 		t.Fatal(err)
 	}
 	if l := tableLine(table.String(), "status-ghost"); !strings.Contains(l, "STALE") {
@@ -80,7 +81,7 @@ func TestLocalRegistry(t *testing.T) {
 	t.Logf("local instances:\n%s", table.String())
 
 	// The status command prunes what it showed stale.
-	_, local, err := Collect(context.Background(), Options{RegistryDir: regDir})
+	_, local, err := status.Collect(context.Background(), status.Options{RegistryDir: regDir})
 	if err != nil {
 		t.Fatal(err)
 	}

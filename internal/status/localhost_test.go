@@ -1,7 +1,8 @@
-package status
+package status_test
 
 import (
 	"errors"
+	"github.com/voltro/voltro/internal/status"
 	"strings"
 	"testing"
 	"time"
@@ -16,14 +17,14 @@ import (
 func TestLocalhostFlagFollowsTheInstance(t *testing.T) {
 	in := registry.Instance{ReplicaID: "api-0", RunnerAddress: "127.0.0.1:34000", InspectAddr: "127.0.0.1:9", Dialect: "postgres", Source: registry.SourceRunners}
 	doc := inspect.Doc{ReplicaID: "api-0", RunnerAddress: "127.0.0.1:34000", Dialect: "postgres", Tier: "full"}
-	if r := row(in, doc, nil, 0, 30*time.Second); r.LocalhostRisk {
+	if r := status.Row(in, doc, nil, 0, 30*time.Second); r.LocalhostRisk {
 		t.Fatalf("an instance that declared VOLTRO_SINGLE_HOST is flagged: %+v", r)
 	}
 	doc.LocalhostRisk = true
-	if r := row(in, doc, nil, 0, 30*time.Second); !r.LocalhostRisk || r.LocalhostFix != config.LocalhostFix {
+	if r := status.Row(in, doc, nil, 0, 30*time.Second); !r.LocalhostRisk || r.LocalhostFix != config.LocalhostFix {
 		t.Fatalf("an instance at risk is not flagged: %+v", r)
 	}
-	if r := row(in, inspect.Doc{}, errors.New("connection refused"), 0, 30*time.Second); !r.LocalhostRisk {
+	if r := status.Row(in, inspect.Doc{}, errors.New("connection refused"), 0, 30*time.Second); !r.LocalhostRisk {
 		t.Fatalf("an unreachable loopback runner is not flagged: %+v", r)
 	}
 	if !strings.Contains(config.LocalhostFix, "VOLTRO_SINGLE_HOST=1") {

@@ -1,4 +1,4 @@
-package status
+package status_test
 
 // The test binary doubles as an instance process: with VOLTRO_STATUS_ROLE
 // set it runs one voltro app from its environment (so a test can SIGKILL

@@ -1,4 +1,4 @@
-package status
+package status_test
 
 // The JSON output checked against docs/cluster-status.schema.json with a
 // small hand-written validator: required properties, types (with null),
@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/voltro/voltro/internal/status"
 	"os"
 	"path/filepath"
 	"slices"
@@ -146,7 +147,7 @@ func kind(v any) string {
 func TestJSONMatchesSchema(t *testing.T) {
 	root := loadSchema(t)
 	var b bytes.Buffer
-	if err := WriteJSON(&b, fixtureReport()); err != nil {
+	if err := status.WriteJSON(&b, fixtureReport()); err != nil {
 		t.Fatal(err)
 	}
 	checkJSON(t, root, b.Bytes())
@@ -154,8 +155,8 @@ func TestJSONMatchesSchema(t *testing.T) {
 
 	// The smallest report: no instance, no shared state.
 	b.Reset()
-	empty := &Report{SchemaVersion: SchemaVersion, Source: Source{Kind: "registry"}, Instances: []Instance{}}
-	if err := WriteJSON(&b, empty); err != nil {
+	empty := &status.Report{SchemaVersion: status.SchemaVersion, Source: status.Source{Kind: "registry"}, Instances: []status.Instance{}}
+	if err := status.WriteJSON(&b, empty); err != nil {
 		t.Fatal(err)
 	}
 	checkJSON(t, root, b.Bytes())
@@ -175,7 +176,7 @@ func TestSchemaValidatorCatches(t *testing.T) {
 	for name, breakIt := range cases {
 		t.Run(name, func(t *testing.T) {
 			var b bytes.Buffer
-			_ = WriteJSON(&b, fixtureReport())
+			_ = status.WriteJSON(&b, fixtureReport())
 			var m map[string]any
 			dec := json.NewDecoder(&b)
 			dec.UseNumber()

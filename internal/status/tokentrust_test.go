@@ -1,4 +1,4 @@
-package status
+package status_test
 
 // The inspect token goes only to trusted inspect hosts. Runner rows and
 // registry entries are written by anyone who can write the database or the
@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/voltro/voltro/internal/status"
 	"net"
 	"net/http"
 	"os"
@@ -150,9 +151,9 @@ func TestInspectTokenOnlyToTrustedRunnerRows(t *testing.T) {
 		}
 	}
 
-	o := Options{Store: st, Dialect: string(cfg.DB.Dialect), Database: cfg.DB.Database, RegistryDir: regDir,
+	o := status.Options{Store: st, Dialect: string(cfg.DB.Dialect), Database: cfg.DB.Database, RegistryDir: regDir,
 		Heartbeat: 10 * time.Second, InspectToken: inspectToken}
-	r := waitReport(t, o, 30*time.Second, "the real instance ready behind its token", func(r *Report) bool {
+	r := waitReport(t, o, 30*time.Second, "the real instance ready behind its token", func(r *status.Report) bool {
 		in := byReplica(r)["token-real"]
 		return in.Ready != nil && *in.Ready
 	})
@@ -170,7 +171,7 @@ func TestInspectTokenOnlyToTrustedRunnerRows(t *testing.T) {
 		t.Fatalf("127.0.0.2 is loopback, trusted by default: %+v, saw %q", two, onTwo.calls())
 	}
 	var table bytes.Buffer
-	if err := WriteTable(&table, r, false); err != nil {
+	if err := status.WriteTable(&table, r, false); err != nil {
 		t.Fatal(err)
 	}
 	if l := tableLine(table.String(), "token-name"); !strings.Contains(l, "TOKEN-WITHHELD") || !strings.Contains(l, "UNREACHABLE") {
@@ -180,7 +181,7 @@ func TestInspectTokenOnlyToTrustedRunnerRows(t *testing.T) {
 		t.Fatalf("the table does not say the token was withheld:\n%s", table.String())
 	}
 	var js bytes.Buffer
-	if err := WriteJSON(&js, r); err != nil {
+	if err := status.WriteJSON(&js, r); err != nil {
 		t.Fatal(err)
 	}
 	checkJSON(t, loadSchema(t), js.Bytes())
@@ -206,7 +207,7 @@ func TestInspectTokenOnlyToTrustedRunnerRows(t *testing.T) {
 		t.Fatalf("the real instance on 127.0.0.1: %+v", real)
 	}
 	table.Reset()
-	_ = WriteTable(&table, r, false)
+	_ = status.WriteTable(&table, r, false)
 	if l := tableLine(table.String(), "token-two"); !strings.Contains(l, "TOKEN-WITHHELD") || strings.Contains(l, "UNREACHABLE") {
 		t.Fatalf("the open row's line: %q\n%s", l, table.String())
 	}
@@ -253,7 +254,7 @@ func TestInspectTokenOnlyToTrustedRegistryEntries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := collect(t, Options{RegistryDir: regDir, InspectToken: inspectToken, InspectTrust: only})
+	r := collect(t, status.Options{RegistryDir: regDir, InspectToken: inspectToken, InspectTrust: only})
 	untrusted.neverSawToken(t, "an untrusted registry entry")
 	if !trusted.sawToken() {
 		t.Fatalf("the trusted entry's listener saw %q", trusted.calls())

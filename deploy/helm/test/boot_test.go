@@ -120,7 +120,7 @@ extraEnv: [{name: DB_MAX_CONNS, value: %q}]
 	}
 	checkProbes(t, c, ip, tok)
 	checkInspect(t, inspect, tok, p.name, runner)
-	registry := p.mounts[envValue(t, c, "VOLTRO_REGISTRY_DIR")]
+	registry := p.mounts[r.env(t, "VOLTRO_REGISTRY_DIR").Value]
 	if files := filesIn(t, registry); len(files) != 1 || !strings.HasPrefix(files[0], p.name+"-") {
 		t.Errorf("registry emptyDir holds %v, want one %s-<pid>.json", files, p.name)
 	}
@@ -320,17 +320,6 @@ func checkInspect(t *testing.T, inspect, tok, replica, runner string) {
 	if doc.ReplicaID != replica || doc.RunnerAddress != runner || doc.Dialect != "postgres" || doc.Tier != "full" || doc.LocalhostRisk || doc.CDCFlavor == "" {
 		t.Errorf("inspect document %+v, want replica %s at %s, postgres, tier full, CDC on, no localhost risk", doc, replica, runner)
 	}
-}
-
-func envValue(t *testing.T, c corev1.Container, name string) string {
-	t.Helper()
-	for _, e := range c.Env {
-		if e.Name == name {
-			return e.Value
-		}
-	}
-	t.Fatalf("no env %s", name)
-	return ""
 }
 
 // redacted is env with the Secret's values masked, for the test log.

@@ -61,13 +61,14 @@ type spread struct {
 	store.WorkflowStore
 	store.WorkflowIntrospection
 	store.BatchStarter // the runs' handle, as a start batch goes there
+	store.RunReopener  // the runs' handle too
 }
 
 func TestWorkflowsGalera(t *testing.T) {
 	storetest.RunWorkflows(t, func(t *testing.T, now func() time.Time) store.Driver {
 		urls := testdb.Galera(t)
 		runs := open(t, urls[1], clocked(now))
-		return spread{freshURL(t, urls[0], clocked(now)), runs, open(t, urls[2], clocked(now)), runs}
+		return spread{freshURL(t, urls[0], clocked(now)), runs, open(t, urls[2], clocked(now)), runs, runs}
 	})
 }
 

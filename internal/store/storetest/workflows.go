@@ -38,6 +38,7 @@ func RunWorkflows(t *testing.T, factory Factory) {
 	t.Run("ListPages", func(t *testing.T) { _, w, _, _ := get(t); testListPages(t, w) })
 	t.Run("Signals", func(t *testing.T) { d, w, _, _ := get(t); testSignals(t, d, w) })
 	t.Run("Cancel", func(t *testing.T) { d, w, _, _ := get(t); testCancel(t, d, w) })
+	t.Run("Reopen", func(t *testing.T) { d, w, _, _ := get(t); testReopen(t, d, w) })
 	t.Run("Introspection", func(t *testing.T) { _, _, in, _ := get(t); testIntrospection(t, in) })
 }
 

@@ -93,6 +93,14 @@ func (c *Client) Signal(ctx context.Context, id, name string, payload any) (bool
 // Cancel asks a run to stop (see App.CancelWorkflow).
 func (c *Client) Cancel(ctx context.Context, id string) error { return c.wf.Cancel(ctx, id) }
 
+// Resume puts a failed or cancelled run back to work with its whole
+// journal (see App.ResumeWorkflow).
+func (c *Client) Resume(ctx context.Context, id string) error { return c.wf.Resume(ctx, id) }
+
+// Retry puts a failed or cancelled run back to work from its last good
+// step (see App.RetryWorkflow).
+func (c *Client) Retry(ctx context.Context, id string) error { return c.wf.Retry(ctx, id) }
+
 // Get returns a run's status.
 func (c *Client) Get(ctx context.Context, id string) (WorkflowStatus, error) {
 	x, err := c.wf.Get(ctx, id)

@@ -366,5 +366,29 @@ func (a *App) SignalWorkflow(ctx context.Context, id, name string, payload any) 
 	return wf.Signal(ctx, id, name, b)
 }
 
+// ResumeWorkflow puts a failed or cancelled run back to work with its whole
+// journal: it goes on from where it stopped, with the code deployed now (a
+// run that failed with ErrNonDeterminism, after the fix is deployed). A
+// run in any other status gets an error matching ErrInvalidArgument.
+func (a *App) ResumeWorkflow(ctx context.Context, id string) error {
+	wf, err := a.workflows()
+	if err != nil {
+		return err
+	}
+	return wf.Resume(ctx, id)
+}
+
+// RetryWorkflow puts a failed or cancelled run back to work from its last
+// good step: the journal is kept up to its first failed operation, which
+// runs again with everything after it. A run in any other status gets an
+// error matching ErrInvalidArgument.
+func (a *App) RetryWorkflow(ctx context.Context, id string) error {
+	wf, err := a.workflows()
+	if err != nil {
+		return err
+	}
+	return wf.Retry(ctx, id)
+}
+
 // ExecutionID is the id of the run that workflow name started with key.
 func ExecutionID(name, key string) string { return workflow.ExecutionID(name, key) }

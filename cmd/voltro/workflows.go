@@ -24,6 +24,8 @@ const workflowsUsage = `usage: voltro workflows start NAME [--input JSON] [--key
        voltro workflows list [--status S] [--name N] [--limit N] [--format json]
        voltro workflows cancel ID
        voltro workflows signal ID NAME [--payload JSON]
+       voltro workflows resume ID
+       voltro workflows retry ID
 
 start refuses a NAME no live runner hosts (on a SQL store with SQL runner
 storage), naming the workflows live runners do host, and --input its
@@ -33,7 +35,12 @@ encoding/json. --force skips both checks and queues it anyway.
 
 cancel of a run whose workflow no live runner hosts finishes it as
 cancelled at once and dead-letters its pending messages; otherwise the
-runner hosting it stops it at its next replay.`
+runner hosting it stops it at its next replay.
+
+resume puts a failed or cancelled run back to work with its whole journal
+(it goes on from where it stopped, with the code deployed now); retry cuts
+its journal at the first failed operation, which runs again with all that
+followed. Both refuse a run that is running, suspended or completed.`
 
 // workflowClient opens the store as a client: it owns no shards and
 // registers no runner; the owners pick started runs up from the database.
@@ -80,7 +87,7 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 		pos = append(pos, fs.Arg(0))
 		rest = fs.Args()[1:]
 	}
-	need := map[string]int{"start": 1, "get": 1, "list": 0, "cancel": 1, "signal": 2}
+	need := map[string]int{"start": 1, "get": 1, "list": 0, "cancel": 1, "signal": 2, "resume": 1, "retry": 1}
 	n, ok := need[sub]
 	if !ok {
 		fmt.Fprintf(stderr, "voltro workflows: unknown subcommand %q\n%s\n", sub, workflowsUsage)
@@ -112,6 +119,16 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 		return workflowCancel(ctx, w, pos[0], stdout)
 	case "signal":
 		return workflowSignal(ctx, w, pos[0], pos[1], *payload, stdout)
+	case "resume":
+		if err := w.Resume(ctx, pos[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s resumed with its journal; its owner runs it on\n", pos[0])
+	case "retry":
+		if err := w.Retry(ctx, pos[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s retried from its last good step; its owner runs it again\n", pos[0])
 	}
 	return nil
 }

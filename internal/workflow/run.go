@@ -25,6 +25,7 @@ const (
 	TagSignal = "signal"
 	TagChild  = "child"
 	TagCancel = "cancel"
+	TagResume = "resume" // a failed or cancelled run resumed or retried
 )
 
 // handle runs one message for execution m.EntityID.

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 
 	"github.com/voltro/voltro/internal/config"
-	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/registry"
 	"github.com/voltro/voltro/internal/status"
 	"github.com/voltro/voltro/internal/store"
@@ -33,7 +32,7 @@ func runCluster(ctx context.Context, args []string, env func(string) string, std
 		return err
 	}
 	if *format != "table" && *format != "json" {
-		return errs.New(errs.CodeInvalidArgument, "--format %q is not table or json", *format)
+		return badArg("--format %q: use table or json", *format)
 	}
 	cfg, err := config.FromEnv(env, "")
 	if err != nil {

@@ -46,7 +46,7 @@ func runGC(ctx context.Context, args []string, env func(string) string, stdout, 
 		return errUsage
 	}
 	if *format != "table" && *format != "json" {
-		return errs.New(errs.CodeInvalidArgument, "--format %q is not table or json", *format)
+		return badArg("--format %q: use table or json", *format)
 	}
 	// The flags override the variables, through the same parser.
 	genv := func(k string) string {

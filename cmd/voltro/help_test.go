@@ -53,6 +53,8 @@ func TestOutOfSetValuesAreUsageErrors(t *testing.T) {
 		{[]string{"schedules", "list", "--format", "yaml"}, []string{`--format "yaml"`}},
 		{[]string{"schedules", "frobnicate"}, []string{`unknown subcommand "frobnicate"`}},
 		{[]string{"watch", "--format", "yaml", "t"}, []string{`--format "yaml"`}},
+		{[]string{"cluster", "status", "--format", "yaml"}, []string{`--format "yaml"`}},
+		{[]string{"gc", "--format", "yaml"}, []string{`--format "yaml"`}},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), c.args, func(k string) string { return env[k] }, &out, &errb)

@@ -94,22 +94,30 @@ func ExampleApp_Changes() {
 	app := startApp(ctx)
 	defer app.Close(ctx)
 	feed := app.Changes()
-	if _, err := feed.DB().ExecContext(ctx, `CREATE TABLE orders (id INTEGER PRIMARY KEY, status TEXT NOT NULL)`); err != nil {
+	if _, err := feed.DB().ExecContext(ctx, `CREATE TABLE stock (sku TEXT PRIMARY KEY, qty INTEGER NOT NULL)`); err != nil {
 		panic(err)
 	}
-	paid, err := feed.Subscribe(ctx, "orders", changes.Filter{"status": "paid"})
+	events, err := feed.Subscribe(ctx, "stock", nil) // every change of the table
 	if err != nil {
 		panic(err)
 	}
-	if _, err := feed.Insert(ctx, "orders", changes.Row{"id": 1, "status": "new"}); err != nil {
+	err = feed.Tx(ctx, func(tx *changes.Tx) error { // published if and only if it commits
+		if _, err := tx.Insert(ctx, "stock", changes.Row{"sku": "lamp", "qty": 3}); err != nil {
+			return err
+		}
+		_, err := tx.Insert(ctx, "stock", changes.Row{"sku": "desk", "qty": 1})
+		return err
+	})
+	if err != nil {
 		panic(err)
 	}
-	if _, err := feed.Update(ctx, "orders", changes.Row{"id": 1}, changes.Row{"status": "paid"}); err != nil {
-		panic(err)
+	for range 2 {
+		d := <-events
+		fmt.Println(d.Op, d.Table, d.Key["sku"], d.Row["qty"])
 	}
-	d := <-paid
-	fmt.Println(d.Op, d.Table, d.Key["id"], d.Old["status"], "->", d.Row["status"])
-	// Output: update orders 1 new -> paid
+	// Output:
+	// insert stock lamp 3
+	// insert stock desk 1
 }
 
 // Health is the readiness verdict (what /readyz serves) with typed problem

@@ -110,7 +110,7 @@ func (a *App) scheduler() (*schedule.Scheduler, error) {
 		return a.sched, nil
 	}
 	st := schedule.StoreOf(a.e.Store())
-	cfg := schedule.Config{ReplicaID: a.e.Config().ReplicaID, Store: st, Default: a.schedDefault, Logger: a.log}
+	cfg := schedule.Config{ReplicaID: a.e.Config().ReplicaID, Store: st, Default: a.schedDefault, Logger: a.log, Clock: a.e.Clock()}
 	if a.e.Config().Clustered() {
 		cfg.Cluster = workflow.ScheduleFirer(a.workflows)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/voltro/voltro/internal/clock"
 	"github.com/voltro/voltro/internal/store"
 )
 
@@ -32,6 +33,10 @@ type Options struct {
 	// OnReply is called after a final reply was stored for m (success, error
 	// or dead letter) so the engine can push it to the waiting requester.
 	OnReply func(m store.Message, r store.Reply)
+	// Clock times retry backoff and is held while a message is in flight
+	// (nil: the wall clock). The read loop's own cadence stays on the
+	// wall clock: when messages fall due is the store's to say.
+	Clock clock.Clock
 }
 
 type entityType struct {
@@ -53,6 +58,7 @@ type Deliverer struct {
 	d    store.Driver
 	opts Options
 	log  *slog.Logger
+	clk  clock.Clock
 
 	mu        sync.Mutex
 	types     map[string]*entityType
@@ -97,7 +103,7 @@ func New(d store.Driver, opts Options) *Deliverer {
 		opts.OnReply = func(store.Message, store.Reply) {}
 	}
 	return &Deliverer{
-		d: d, opts: opts, log: opts.Logger,
+		d: d, opts: opts, log: opts.Logger, clk: clock.Or(opts.Clock),
 		types:     map[string]*entityType{},
 		shards:    map[string]*shardState{},
 		mailboxes: map[mailboxKey]*mailbox{},

@@ -32,6 +32,7 @@ type item struct {
 	st       *shardState
 	t        *entityType
 	volatile *volatileCall
+	unhold   func() // the clock's hold, from enqueue until done with
 }
 
 type mailbox struct {
@@ -61,6 +62,7 @@ func (x *Deliverer) enqueueLocked(st *shardState, m store.Message, t *entityType
 func (x *Deliverer) pushLocked(it item) {
 	st := it.st
 	st.running.Add(1)
+	it.unhold = x.clk.Hold()
 	k := mailboxKey{it.m.EntityType, it.m.EntityID}
 	mb := x.mailboxes[k]
 	if mb == nil {
@@ -93,6 +95,7 @@ func (x *Deliverer) dropQueuedLocked(shard string, epoch int64) []int64 {
 				x.inFlight--
 			}
 			it.st.running.Done()
+			it.unhold()
 		}
 		clear(mb.queue[len(kept):])
 		mb.queue = kept
@@ -119,6 +122,7 @@ func (x *Deliverer) runMailbox(k mailboxKey, mb *mailbox) {
 			p, err := invoke(it.st.ctx, x.log, it.t.handler, it.m)
 			it.volatile.done <- volatileResult{payload: p, err: err}
 			it.st.running.Done()
+			it.unhold()
 			continue
 		}
 		x.process(it)
@@ -135,6 +139,7 @@ func (x *Deliverer) finish(it item, wasFull bool) {
 	full := x.inFlight >= x.opts.MaxInFlight-1
 	x.mu.Unlock()
 	it.st.running.Done()
+	it.unhold()
 	if wasFull || full {
 		x.Wake()
 	}
@@ -210,10 +215,8 @@ func (x *Deliverer) process(it item) {
 		m.LastError = err.Error()
 		attempt++
 		m.Attempts = attempt
-		select {
-		case <-ctx.Done():
+		if x.clk.Sleep(ctx, it.t.opts.Backoff(attempt-1)) != nil {
 			return
-		case <-time.After(it.t.opts.Backoff(attempt - 1)):
 		}
 	}
 }

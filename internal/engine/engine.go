@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/voltro/voltro/internal/clock"
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/delivery"
 	"github.com/voltro/voltro/internal/errs"
@@ -47,6 +48,10 @@ type Options struct {
 	// it is never started, hosts nothing, takes no shard and logs no boot
 	// lines; it finds a shard's owner in the ledger to wake it.
 	Client bool
+	// Clock decides when work becomes due (retry backoff, the time the
+	// workflow runtime and schedules read); nil is the wall clock. The
+	// store keeps its own clock: give both the same one.
+	Clock clock.Clock
 }
 
 // Engine is one running instance.
@@ -61,6 +66,7 @@ type Engine struct {
 	tier       string
 	address    string
 	started    time.Time
+	clk        clock.Clock
 
 	runner  *runner.Runner
 	deliv   *delivery.Deliverer
@@ -104,7 +110,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	e := &Engine{cfg: cfg, log: log, tel: opts.Telemetry, facts: opts.Facts, clientOnly: opts.Client, waiters: map[int64][]chan store.Reply{}, groups: map[string]string{}}
+	e := &Engine{cfg: cfg, log: log, tel: opts.Telemetry, facts: opts.Facts, clientOnly: opts.Client, clk: clock.Or(opts.Clock), waiters: map[int64][]chan store.Reply{}, groups: map[string]string{}}
 	e.bg, e.stopBG = context.WithCancel(context.Background())
 	if e.tel == nil {
 		e.tel = observe.New(nil, cfg.ReplicaID)
@@ -179,7 +185,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	e.client = rpc.NewClientWith(rpc.ClientOptions{Secret: e.secrets[0], From: e.address, TLS: cfg.RunnerTLS, Logger: log})
 	e.deliv = delivery.New(d, delivery.Options{
 		Owner: e.address, PollInterval: e.pollInterval(), ClaimTTL: max(6*cfg.Heartbeat, 30*time.Second),
-		Logger: log, OnReply: e.onReply,
+		Logger: log, OnReply: e.onReply, Clock: e.clk,
 	})
 	groups := cfg.Groups
 	if e.private {
@@ -273,6 +279,9 @@ func (e *Engine) bootLog() {
 
 // Store is the engine's store.
 func (e *Engine) Store() store.Driver { return e.d }
+
+// Clock is the engine's clock (the wall clock unless Options set one).
+func (e *Engine) Clock() clock.Clock { return e.clk }
 
 // Logger is the engine's logger.
 func (e *Engine) Logger() *slog.Logger { return e.log }

@@ -99,6 +99,9 @@ func (e *Engine) send(ctx context.Context, in Message, wait bool) (Sent, chan st
 	if in.EntityType == "" || in.EntityID == "" {
 		return Sent{}, nil, errs.New(errs.CodeInvalidArgument, "a message needs an entity type and an entity id")
 	}
+	// Held from the insert until the message is dispatched or its owner
+	// woken: a virtual clock sees it as work from the first moment on.
+	defer e.clk.Hold()()
 	m := e.storeMessage(ctx, in)
 	shard := m.Shard
 	if wait && e.cfg.Clustered() {

@@ -36,11 +36,7 @@ func (s *Scheduler) tick(ctx context.Context, e *entry, at time.Time, missed boo
 		return
 	}
 	if j := s.admit(ctx, e, at, outcome); j != nil {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			_ = s.run(ctx, j)
-		}()
+		s.goHeld(func() { _ = s.run(ctx, j) })
 	}
 }
 

@@ -15,10 +15,8 @@ const maxTickScan = 1_000_000
 // loop fires e's ticks until ctx ends. Ticks come from e.spec, never from the
 // clock reading, so every replica names a tick by the same instant.
 func (s *Scheduler) loop(ctx context.Context, e *entry) {
-	defer s.wg.Done()
 	boot := s.cfg.Now()
-	s.wg.Add(1)
-	go s.bootMissed(ctx, e, boot)
+	s.goHeld(func() { s.bootMissed(ctx, e, boot) })
 	cursor := boot
 	for {
 		next := e.spec.Next(cursor)
@@ -49,11 +47,8 @@ func (s *Scheduler) loop(ctx context.Context, e *entry) {
 // for ticks between the last one recorded by any replica and this replica's
 // start, and treats them as missed.
 func (s *Scheduler) bootMissed(ctx context.Context, e *entry, boot time.Time) {
-	defer s.wg.Done()
-	select {
-	case <-ctx.Done():
+	if s.cfg.Clock.Sleep(ctx, s.cfg.BootGrace) != nil {
 		return
-	case <-time.After(s.cfg.BootGrace):
 	}
 	last, ok, err := s.cfg.Store.LastScheduledAt(ctx, e.Name, boot)
 	if err != nil {
@@ -111,17 +106,16 @@ func (s *Scheduler) dropped(e *entry, n int) {
 // every minute so a clock jump (suspend, NTP step) is noticed. It returns
 // false when ctx ends first.
 func (s *Scheduler) sleepUntil(ctx context.Context, t time.Time) bool {
+	if s.ownNow {
+		return s.cfg.Clock.SleepUntil(ctx, t) == nil
+	}
 	for {
 		d := t.Sub(s.cfg.Now())
 		if d <= 0 {
 			return true
 		}
-		timer := time.NewTimer(min(d, time.Minute))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
+		if s.cfg.Clock.Sleep(ctx, min(d, time.Minute)) != nil {
 			return false
-		case <-timer.C:
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/voltro/voltro/internal/clock"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 )
@@ -25,7 +26,11 @@ type Config struct {
 	// (or a store without cluster storage) degrades cluster to single.
 	Cluster ClusterFirer
 	Logger  *slog.Logger     // default slog.Default()
-	Now     func() time.Time // the replica's clock; default time.Now
+	Now     func() time.Time // the replica's clock; default Clock.Now
+	// Clock times the ticks and is held while a tick is being fired (nil:
+	// the wall clock). Housekeeping (heartbeats, GC, the queue's poll)
+	// stays on the wall clock.
+	Clock clock.Clock
 
 	Heartbeat      time.Duration // 5s: refresh of live run rows; stale after 3 beats
 	QueuePoll      time.Duration // 500ms: how often a queued tick looks for the end of the running one
@@ -58,6 +63,9 @@ type Scheduler struct {
 	started bool
 	runCtx  context.Context // set once Run has started
 	wg      sync.WaitGroup  // timer loops and asynchronous runs
+	// ownNow: the ticks are timed by Clock itself (Config.Now unset).
+	ownNow  bool
+	booting func() // releases the clock's hold taken by New
 }
 
 // New checks cfg and resolves the app-wide coordination. An unknown
@@ -74,8 +82,10 @@ func New(cfg Config) (*Scheduler, error) {
 		return nil, err
 	}
 	cfg.Logger = orDefault(cfg.Logger, slog.Default())
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	cfg.Clock = clock.Or(cfg.Clock)
+	ownNow := cfg.Now == nil
+	if ownNow {
+		cfg.Now = cfg.Clock.Now
 	}
 	cfg.Heartbeat = orDefault(cfg.Heartbeat, 5*time.Second)
 	cfg.QueuePoll = orDefault(cfg.QueuePoll, 500*time.Millisecond)
@@ -97,7 +107,11 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg:     cfg,
 		log:     cfg.Logger.With("replicaId", cfg.ReplicaID),
 		entries: map[string]*entry{},
+		ownNow:  ownNow,
 	}
+	// Held from here until Run has armed every schedule: a virtual clock
+	// must not move before each loop has read the time it starts from.
+	s.booting = cfg.Clock.Hold()
 	s.coord = cmp.Or(def, defaultCoordination(cfg.Store.Dialect()))
 	if s.coord == Cluster && !s.clusterAvailable() {
 		s.log.Warn("schedules: cluster coordination is unavailable here, degrading the default to single",
@@ -175,6 +189,7 @@ func (s *Scheduler) Run(parent context.Context) error {
 			break
 		}
 	}
+	s.booting()
 	s.wg.Add(2)
 	go s.heartbeatLoop(ctx)
 	go s.gcLoop(ctx)
@@ -201,9 +216,20 @@ func (s *Scheduler) arm(ctx context.Context, e *entry) error {
 	if e.coord == Cluster {
 		return s.cfg.Cluster.ScheduleCluster(ctx, s.clusterSchedule(e))
 	}
-	s.wg.Add(1)
-	go s.loop(ctx, e)
+	s.goHeld(func() { s.loop(ctx, e) })
 	return nil
+}
+
+// goHeld runs f in a goroutine that holds the clock while it is awake
+// (it sleeps only through the clock, which lets the hold go meanwhile).
+func (s *Scheduler) goHeld(f func()) {
+	unhold := s.cfg.Clock.Hold()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer unhold()
+		f()
+	}()
 }
 
 // Stats returns, per schedule, how many ticks this replica recorded per

@@ -38,6 +38,9 @@ type Context struct {
 	// unwound is the first unwind of this replay (suspend, cancelled, …):
 	// workflow code that recovers it cannot cancel it (see unwind).
 	unwound any
+	// replayOnly: a check of recorded history (Engine.Replay); the first
+	// operation past the journal ends the replay instead of running.
+	replayOnly bool
 }
 
 // unwind remembers v as the replay's unwind and returns the first one, to
@@ -107,6 +110,9 @@ func (c *Context) next(kind store.JournalKind, name string) (int, *store.Journal
 	}
 	e, ok := c.journal[seq]
 	if !ok {
+		if c.replayOnly {
+			panic(c.unwind(replayEnd{}))
+		}
 		if c.cancel {
 			panic(c.unwind(cancelled{}))
 		}
@@ -156,10 +162,10 @@ func (c *Context) Step(name string, fn func(ctx context.Context) ([]byte, error)
 		return e.Result, nil
 	}
 	p := policy.withDefaults()
-	started := time.Now()
+	started := c.w.clk.Now()
 	var lastErr error
 	for attempt := 1; ; attempt++ {
-		tried := time.Now()
+		tried := c.w.clk.Now()
 		sctx, endSpan := c.w.tel.StartStep(c.ctx, c.exec.Name, c.exec.ID, name, seq, attempt)
 		out, err := runStep(sctx, fn)
 		endSpan(err)
@@ -170,7 +176,7 @@ func (c *Context) Step(name string, fn func(ctx context.Context) ([]byte, error)
 			c.record(seq, store.JournalEntry{Kind: store.JournalStep, Name: name, Result: out, Attempts: attempt, StartedAt: started})
 			// every attempt is execution history, a first-try success too;
 			// the recorder batches it off the run's path
-			c.w.introStep(c, seq, name, store.JournalStep, attempt, "completed", "", tried, time.Now())
+			c.w.introStep(c, seq, name, store.JournalStep, attempt, "completed", "", tried, c.w.clk.Now())
 			return out, nil
 		}
 		lastErr = err
@@ -179,13 +185,11 @@ func (c *Context) Step(name string, fn func(ctx context.Context) ([]byte, error)
 		if final {
 			status = "failed"
 		}
-		c.w.introStep(c, seq, name, store.JournalStep, attempt, status, err.Error(), tried, time.Now())
+		c.w.introStep(c, seq, name, store.JournalStep, attempt, status, err.Error(), tried, c.w.clk.Now())
 		if final {
 			break
 		}
-		select {
-		case <-time.After(p.Backoff(attempt)):
-		case <-c.ctx.Done():
+		if c.w.clk.Sleep(c.ctx, p.Backoff(attempt)) != nil {
 			panic(c.unwind(lost{}))
 		}
 	}
@@ -266,7 +270,7 @@ func (c *Context) Sleep(d time.Duration) {
 		return
 	}
 	c.w.schedule(c, seq, timerPayload{Seq: seq, Kind: store.JournalSleep, Name: "sleep"}, d)
-	panic(c.unwind(suspend{on: fmt.Sprintf("sleep %s (operation %d)", d, seq)}))
+	panic(c.unwind(suspend{on: Waiting{Kind: store.JournalSleep, Seq: seq, Sleep: d}.String()}))
 }
 
 type timerPayload struct {
@@ -291,7 +295,7 @@ func (c *Context) AwaitSignal(name string, timeout time.Duration) ([]byte, error
 		panic(c.unwind(storeFailure{err}))
 	}
 	if sig != nil {
-		c.record(seq, store.JournalEntry{Kind: store.JournalSignal, Name: name, Result: sig.Payload, Attempts: 1, StartedAt: time.Now()})
+		c.record(seq, store.JournalEntry{Kind: store.JournalSignal, Name: name, Result: sig.Payload, Attempts: 1, StartedAt: c.w.clk.Now()})
 		j := c.journal[seq]
 		if len(j.Error) > 0 {
 			return nil, errs.Decode(j.Error)
@@ -301,7 +305,7 @@ func (c *Context) AwaitSignal(name string, timeout time.Duration) ([]byte, error
 	if timeout > 0 {
 		c.w.schedule(c, seq, timerPayload{Seq: seq, Kind: store.JournalSignal, Name: name}, timeout)
 	}
-	panic(c.unwind(suspend{on: fmt.Sprintf("signal %q (operation %d)", name, seq)}))
+	panic(c.unwind(suspend{on: Waiting{Kind: store.JournalSignal, Name: name, Seq: seq}.String()}))
 }
 
 // ChildOptions configure a child run.
@@ -328,7 +332,7 @@ func (c *Context) ExecuteChild(name string, input []byte, o ChildOptions) ([]byt
 		panic(c.unwind(storeFailure{err}))
 	}
 	if x.Status.Terminal() {
-		entry := store.JournalEntry{Kind: store.JournalChild, Name: name, Result: x.Output, Error: x.Error, Attempts: 1, StartedAt: time.Now()}
+		entry := store.JournalEntry{Kind: store.JournalChild, Name: name, Result: x.Output, Error: x.Error, Attempts: 1, StartedAt: c.w.clk.Now()}
 		if x.Status == store.ExecCancelled && len(x.Error) == 0 {
 			entry.Error = errs.Encode(errs.New(errs.CodeCancelled, "child workflow %s was cancelled", childID))
 		}
@@ -339,7 +343,7 @@ func (c *Context) ExecuteChild(name string, input []byte, o ChildOptions) ([]byt
 		}
 		return j.Result, nil
 	}
-	panic(c.unwind(suspend{on: fmt.Sprintf("child %s (operation %d)", childID, seq)}))
+	panic(c.unwind(suspend{on: Waiting{Kind: store.JournalChild, Name: childID, Seq: seq}.String()}))
 }
 
 // trace is the W3C traceparent of the current replay's span.

@@ -135,6 +135,7 @@ type CancelOutcome struct {
 // messages dead-lettered (replayable), and its parent is woken and its
 // children closed by their policy, as a runner would.
 func (w *Engine) CancelRun(ctx context.Context, id string) (CancelOutcome, error) {
+	defer w.clk.Hold()() // a virtual clock waits for the cancel's message
 	x, err := w.ws.GetExecution(ctx, id)
 	if err != nil {
 		return CancelOutcome{}, err

@@ -36,6 +36,7 @@ type recorder struct {
 	in      store.WorkflowIntrospection
 	replica string
 	runner  string // this engine's runner address, for event rows
+	now     func() time.Time
 	log     *slog.Logger
 
 	mu     sync.Mutex
@@ -54,7 +55,7 @@ type recorder struct {
 }
 
 func newRecorder(in store.WorkflowIntrospection, replica string, log *slog.Logger) *recorder {
-	r := &recorder{in: in, replica: replica, log: log,
+	r := &recorder{in: in, replica: replica, log: log, now: time.Now,
 		wake: make(chan struct{}, 1), full: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if in == nil {
 		close(r.done)
@@ -174,7 +175,7 @@ func (r *recorder) close() {
 }
 
 func (r *recorder) event(id, kind, detail string) {
-	e := store.EventRecord{ExecutionID: id, At: time.Now(), Kind: kind, Detail: detail, ReplicaID: r.replica, Runner: r.runner}
+	e := store.EventRecord{ExecutionID: id, At: r.now(), Kind: kind, Detail: detail, ReplicaID: r.replica, Runner: r.runner}
 	if r.admit() {
 		r.buf.Events = append(r.buf.Events, e)
 		r.added()
@@ -184,7 +185,7 @@ func (r *recorder) event(id, kind, detail string) {
 func (w *Engine) introEvent(id, kind, detail string) { w.intro.event(id, kind, detail) }
 
 func (w *Engine) introRun(x store.Execution, status store.ExecStatus, errText string) {
-	now := time.Now()
+	now := w.clk.Now()
 	rec := store.RunRecord{ExecutionID: x.ID, Name: x.Name, Status: status, ReplicaID: w.intro.replica, Runner: w.e.Address(), ParentID: x.ParentID, Error: errText, StartedAt: x.CreatedAt, UpdatedAt: now}
 	if status.Terminal() {
 		rec.FinishedAt = now

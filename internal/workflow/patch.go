@@ -5,8 +5,6 @@ package workflow
 // change, so every replay takes it again, on old code or new.
 
 import (
-	"time"
-
 	"github.com/voltro/voltro/internal/store"
 )
 
@@ -29,7 +27,7 @@ func (c *Context) Patched(id string) bool {
 		return false
 	}
 	seq, _ := c.next(store.JournalPatch, id)
-	c.record(seq, store.JournalEntry{Kind: store.JournalPatch, Name: id, Attempts: 1, StartedAt: time.Now()})
+	c.record(seq, store.JournalEntry{Kind: store.JournalPatch, Name: id, Attempts: 1, StartedAt: c.w.clk.Now()})
 	return true
 }
 

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"time"
 
 	"github.com/voltro/voltro/internal/delivery"
 	"github.com/voltro/voltro/internal/errs"
@@ -58,7 +57,7 @@ func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message
 			if err := json.Unmarshal(m.Payload, &tp); err != nil {
 				return nil, errs.Wrap(errs.CodeDecode, err, "timer payload")
 			}
-			entry := store.JournalEntry{ExecutionID: x.ID, Seq: tp.Seq, Kind: tp.Kind, Name: tp.Name, Attempts: 1, Runner: fence.Owner, StartedAt: time.Now()}
+			entry := store.JournalEntry{ExecutionID: x.ID, Seq: tp.Seq, Kind: tp.Kind, Name: tp.Name, Attempts: 1, Runner: fence.Owner, StartedAt: w.clk.Now()}
 			if tp.Kind == store.JournalSignal {
 				entry.Error = errs.Encode(errs.New(errs.CodeDeadline, "workflow %s: signal %q did not arrive in time", x.ID, tp.Name))
 			}
@@ -102,6 +101,9 @@ type outcome struct {
 	kind    string // done, failed, suspended, cancelled, lost
 	err     error
 	waiting string
+	// diverged or panicked: the code itself failed the replay (not a
+	// workflow that returned an error)
+	diverged, panicked bool
 }
 
 func (w *Engine) execute(c *Context, d *definition) (out []byte, oc outcome) {
@@ -119,16 +121,18 @@ func (w *Engine) execute(c *Context, d *definition) (out []byte, oc outcome) {
 		case cancelled:
 			oc = outcome{kind: "cancelled", err: errs.New(errs.CodeCancelled, "workflow %s was cancelled", c.exec.ID)}
 		case divergence:
-			oc = outcome{kind: "failed", err: v.err(c.exec.ID)}
+			oc = outcome{kind: "failed", err: v.err(c.exec.ID), diverged: true}
 		case lost:
 			oc = outcome{kind: "lost"}
+		case replayEnd:
+			oc = outcome{kind: "suspended", waiting: "the end of the recorded journal"}
 		case storeFailure:
 			oc = outcome{kind: "lost", err: v.err}
 		default:
 			// the stack goes to the log only: the error is stored in the
 			// run and returned to whoever awaits it
 			c.log.Error("workflow panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			oc = outcome{kind: "failed", err: errs.New(errs.CodeHandlerPanic, "workflow %s panicked: %v", c.exec.ID, r)}
+			oc = outcome{kind: "failed", err: errs.New(errs.CodeHandlerPanic, "workflow %s panicked: %v", c.exec.ID, r), panicked: true}
 		}
 	}()
 	out, err := d.fn(c, c.exec.Input)
@@ -147,7 +151,7 @@ func (w *Engine) execute(c *Context, d *definition) (out []byte, oc outcome) {
 	// Journal entries past what this run reached mean the code changed.
 	for seq, e := range c.journal {
 		if seq >= c.seq {
-			return nil, outcome{kind: "failed", err: divergence{seq: seq, want: fmt.Sprintf("%s %q", e.Kind, e.Name), got: "the end of the workflow"}.err(c.exec.ID)}
+			return nil, outcome{kind: "failed", err: divergence{seq: seq, want: fmt.Sprintf("%s %q", e.Kind, e.Name), got: "the end of the workflow"}.err(c.exec.ID), diverged: true}
 		}
 	}
 	return out, outcome{kind: "done"}
@@ -183,7 +187,7 @@ func (w *Engine) finish(ctx context.Context, c *Context, out []byte, oc outcome)
 	if err := w.update(ctx, c, u); err != nil {
 		return err
 	}
-	w.tel.WorkflowFinished(x.Name, string(u.Status), time.Since(x.CreatedAt))
+	w.tel.WorkflowFinished(x.Name, string(u.Status), w.clk.Now().Sub(x.CreatedAt))
 	errText := ""
 	if oc.err != nil {
 		errText = oc.err.Error()
@@ -196,7 +200,8 @@ func (w *Engine) finish(ctx context.Context, c *Context, out []byte, oc outcome)
 	w.notifyParent(ctx, x)
 	done := x
 	done.Status, done.Output, done.Error, done.WaitingOn, done.Runner = u.Status, u.Output, u.Error, "", u.Runner
-	done.UpdatedAt, done.FinishedAt = time.Now(), time.Now()
+	now := w.clk.Now()
+	done.UpdatedAt, done.FinishedAt = now, now
 	w.local.Delete(x.ID) // before the hand-over: a waiter that misses it reads the row
 	w.notifyLocal(done)
 	return nil

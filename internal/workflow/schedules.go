@@ -53,28 +53,30 @@ func (w *Engine) ScheduleCluster(ctx context.Context, cs schedule.ClusterSchedul
 	}
 	cfg := w.e.Config()
 	shard := w.e.ShardOf("", "schedule:"+cs.Name, cfg.Groups[0])
-	go w.scheduleLoop(ctx, name, shard, cs)
+	unhold := w.clk.Hold() // the loop holds the clock while it is awake
+	go func() {
+		defer unhold()
+		w.scheduleLoop(ctx, name, shard, cs)
+	}()
 	return nil
 }
 
 func (w *Engine) scheduleLoop(ctx context.Context, name, shard string, cs schedule.ClusterSchedule) {
 	log := w.log.With("schedule", cs.Name, "coordination", "cluster")
 	var pending []time.Time // ticks seen while another runner owned the shard
-	cursor := time.Now()
+	cursor := w.clk.Now()
 	for {
 		at := cs.Spec.Next(cursor)
 		if at.IsZero() {
 			return
 		}
-		select {
-		case <-ctx.Done():
+		if w.clk.SleepUntil(ctx, at) != nil {
 			return
-		case <-time.After(time.Until(at)):
 		}
 		cursor = at
 		if w.e.Runner().Epoch(shard) == 0 {
 			pending = append(pending, at)
-			for len(pending) > 0 && time.Since(pending[0]) > lookBack {
+			for len(pending) > 0 && w.clk.Now().Sub(pending[0]) > lookBack {
 				pending = pending[1:]
 			}
 			continue

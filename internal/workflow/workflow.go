@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/voltro/voltro/internal/clock"
 	"github.com/voltro/voltro/internal/engine"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/observe"
@@ -49,6 +50,7 @@ type Engine struct {
 	intro  *recorder
 	log    *slog.Logger
 	tel    *observe.Telemetry // spans and instruments of the instance
+	clk    clock.Clock        // the engine's: timestamps, step backoff
 
 	mu      sync.Mutex
 	defs    map[string]*definition
@@ -69,9 +71,10 @@ func New(e *engine.Engine) (*Engine, error) {
 		return nil, errs.New(errs.CodeUnavailable, "the %s store does not keep workflows", e.Store().Dialect())
 	}
 	in, _ := e.Store().(store.WorkflowIntrospection)
-	w := &Engine{e: e, ws: ws, wr: newRunWriter(ws), starts: newStarter(ws), log: e.Logger(), tel: e.Telemetry(), defs: map[string]*definition{}, waiters: map[string][]chan store.Execution{}}
+	w := &Engine{e: e, ws: ws, wr: newRunWriter(ws), starts: newStarter(ws), log: e.Logger(), tel: e.Telemetry(), clk: e.Clock(), defs: map[string]*definition{}, waiters: map[string][]chan store.Execution{}}
 	w.intro = newRecorder(in, e.Config().ReplicaID, e.Logger())
 	w.intro.runner = e.Address()
+	w.intro.now = w.clk.Now
 	return w, nil
 }
 
@@ -163,6 +166,7 @@ func (w *Engine) start(ctx context.Context, name string, input []byte, o StartOp
 	if err != nil {
 		return store.Execution{}, err
 	}
+	defer w.clk.Hold()() // until the start message is dispatched or its owner woken
 	msg := q.Message
 	q.Claim = w.e.ClaimFor(msg.Shard, msg.EntityType)
 	out := w.starts.start(ctx, q)
@@ -229,7 +233,7 @@ func (w *Engine) startRequest(ctx context.Context, name string, input []byte, o 
 		id = ExecutionID(name, o.Key)
 	}
 	if id == "" {
-		id = newRunID(time.Now())
+		id = newRunID(w.clk.Now())
 	}
 	typ := EntityPrefix + name
 	shard := w.e.ShardOf(typ, id, "")
@@ -337,6 +341,7 @@ func (w *Engine) Signal(ctx context.Context, id, name string, payload []byte) (b
 	if err := checkPayload("signal "+name+": payload", payload); err != nil {
 		return false, err
 	}
+	defer w.clk.Hold()() // a virtual clock waits for the signal's message
 	x, err := w.ws.GetExecution(ctx, id)
 	if err != nil {
 		return false, err
@@ -406,6 +411,18 @@ func (w *Engine) Result(ctx context.Context, id string) (store.Execution, error)
 		}
 		read = true
 	}
+}
+
+// Awaited lists the runs whose Result a caller in this process waits for
+// (a virtual clock may skip ahead for them while nothing else runs).
+func (w *Engine) Awaited() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ids := make([]string, 0, len(w.waiters))
+	for id := range w.waiters {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 func (w *Engine) dropWaiter(id string, ch chan store.Execution) {

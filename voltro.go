@@ -14,6 +14,7 @@ import (
 	"github.com/voltro/voltro/internal/cdc"
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/harness"
 	"github.com/voltro/voltro/internal/observe"
 	"github.com/voltro/voltro/internal/observe/serve"
 	"github.com/voltro/voltro/internal/schedule"
@@ -99,11 +100,19 @@ func New(ctx context.Context, opts ...Option) (*App, error) {
 	o.logger = slog.New(observe.NewHandler(o.logger.Handler(), ring))
 	tel := observe.New(o.tracer, cfg.ReplicaID)
 	a := &App{log: o.logger, ring: ring, schedDefault: coord}
-	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: o.store, Open: open.Open, Logger: o.logger, Telemetry: tel, Facts: a.facts()})
+	eo := engine.Options{Config: cfg, Store: o.store, Open: open.Open, Logger: o.logger, Telemetry: tel, Facts: a.facts()}
+	h := harness.From(ctx) // the test environment's store and clock
+	if h != nil {
+		eo.Store, eo.Clock = h.Store, h.Clock
+	}
+	e, err := engine.New(ctx, eo)
 	if err != nil {
 		return nil, err
 	}
 	a.e = e
+	if h != nil && h.Attached != nil {
+		h.Attached(harness.Parts{Engine: e, Workflows: a.workflows})
+	}
 	if err := a.serveObservability(); err != nil {
 		_ = e.Close(ctx)
 		return nil, err

@@ -175,7 +175,7 @@ func (x *Deliverer) process(it item) {
 			if err != nil {
 				x.log.Warn("delivery: handler failed after completing its message", "type", m.EntityType, "entity", m.EntityID, "message", m.ID, "err", err)
 			}
-			x.delivered(it, store.Reply{RequestID: m.ID, CreatedAt: time.Now()})
+			x.delivered(it, store.Reply{RequestID: m.ID, CreatedAt: x.clk.Now()})
 			return
 		}
 		if ctx.Err() != nil {
@@ -236,7 +236,7 @@ func (x *Deliverer) complete(ctx context.Context, it item, c store.Completion) {
 		x.fenced(ctx, it, c.Fence, err)
 		return
 	}
-	x.delivered(it, store.Reply{RequestID: it.m.ID, Payload: c.Payload, Error: c.Error, CreatedAt: time.Now()})
+	x.delivered(it, store.Reply{RequestID: it.m.ID, Payload: c.Payload, Error: c.Error, CreatedAt: x.clk.Now()})
 }
 
 // delivered counts a completed message and hands its reply on.
@@ -259,7 +259,7 @@ func (x *Deliverer) deadLetter(ctx context.Context, it item, fence store.Fence, 
 	x.mu.Lock()
 	x.stats.Dead++
 	x.mu.Unlock()
-	x.opts.OnReply(it.m, store.Reply{RequestID: it.m.ID, Error: replyErr, CreatedAt: time.Now()})
+	x.opts.OnReply(it.m, store.Reply{RequestID: it.m.ID, Error: replyErr, CreatedAt: x.clk.Now()})
 }
 
 func (x *Deliverer) fenced(ctx context.Context, it item, fence store.Fence, err error) {

@@ -10,7 +10,11 @@ import (
 )
 
 // Leave drains every held shard (entities stop first), releases the locks,
-// and removes the runner row, so peers take over without waiting.
+// and removes the runner row, so peers take over without waiting. When the
+// database does not answer the first of those calls (bounded by a
+// heartbeat), it stops every entity at once and leaves the locks to expire
+// or vanish with their session instead: each drain and release would wait
+// on it too, and none could reach it.
 func (r *Runner) Leave(ctx context.Context) {
 	r.mu.Lock()
 	r.leaving = true
@@ -18,8 +22,13 @@ func (r *Runner) Leave(ctx context.Context) {
 	r.mu.Unlock()
 	r.handovers.Wait()
 	// Drop out of the live set first, so peers reassign at once.
-	if err := r.d.DeleteRunner(ctx, r.opts.Address); err != nil {
-		r.log.Warn("workflow runner: removing runner row failed", "err", err)
+	dctx, cancel := context.WithTimeout(ctx, max(r.opts.Heartbeat, time.Second))
+	err := r.d.DeleteRunner(dctx, r.opts.Address)
+	cancel()
+	if err != nil {
+		r.log.Warn("workflow runner: removing runner row failed; leaving without draining: peers take the shards once their locks expire or vanish", "err", err, "shards", len(held))
+		r.abandonShards("leaving while the database does not answer")
+		return
 	}
 	for s, e := range held {
 		r.cb.DrainShard(ctx, s, e)
@@ -37,6 +46,23 @@ func (r *Runner) Leave(ctx context.Context) {
 	}
 	r.held = map[string]int64{}
 	r.log.Info("workflow runner: left the cluster", "released_shards", len(held))
+}
+
+// abandonShards stops every held shard's entities and closes the locker in
+// the background, without releasing anything (Leave when the database does
+// not answer).
+func (r *Runner) abandonShards(reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for s := range r.held {
+		r.lose(s, reason)
+	}
+	if l := r.locker; l != nil {
+		// Its ledger clean-up would wait on the database too.
+		go func() { _ = l.Close() }()
+		r.locker = nil
+	}
+	r.log.Info("workflow runner: left the cluster without releasing its shards", "reason", reason)
 }
 
 // Status is the runner's view of itself.

@@ -5,7 +5,8 @@ package e2e
 // its clients hang) or cut off from the other two (iptables). Every run
 // completes once, no shard has two owners at once (by the runners' logs
 // and by the ledger), the runner on the bad node reports itself not ready
-// and saying why, and it rejoins when its node does.
+// and saying why, and it rejoins when its node does. An instance stopped
+// while its node is paused exits promptly.
 
 import (
 	"context"
@@ -16,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,6 +54,77 @@ func TestGaleraNodeFaults(t *testing.T) {
 	c := testdb.NewGalera(t)
 	for _, f := range nodeFaults {
 		t.Run(f.name, func(t *testing.T) { galeraFault(t, c, f) })
+	}
+	t.Run("shutdown-while-paused", func(t *testing.T) { shutdownWhilePaused(t, c) })
+}
+
+// shutdownWhilePaused: SIGTERM to the instance whose node is paused, while
+// it holds shards with runs in flight, ends the process within the
+// kubelet's default grace period (30 s) instead of waiting on every drain
+// and release, and its runs complete on the others.
+func shutdownWhilePaused(t *testing.T, c *testdb.GaleraCluster) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := c.CreateDatabase(ctx, "voltro_t_galera"); err != nil {
+		t.Fatal(err)
+	}
+	var ps []*proc
+	for i := range 3 {
+		ps = append(ps, startProc(t, fmt.Sprint("leave-", i), map[string]string{
+			"DB_URL": c.Node(i), "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": faultHeartbeat.String(), "E2E_CHAINS": "0",
+		}))
+	}
+	victim := ps[faultVictimNode]
+	cl := client(t, c.Node(0))
+	d := look(t, c.Node(0))
+	testwait.For(t, 60*time.Second, "shards spread over three runners", func() bool {
+		o := owners(t, d)
+		return o[ps[0].addr] == 100 && o[ps[1].addr] == 100 && o[ps[2].addr] == 100
+	})
+	handles := make([]*voltro.Handle[demo.ChainOutput], 100)
+	for i := range handles {
+		h, err := demo.Chain.Start(ctx, cl, demo.ChainInput{Steps: faultSteps, StepMillis: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		handles[i] = h
+	}
+	db := d.(store.SQLDB).DB()
+	testwait.For(t, 30*time.Second, "the victim's runner has journaled steps", func() bool {
+		var n int
+		err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM voltro_workflow_journal WHERE runner = ?", victim.addr).Scan(&n)
+		return err == nil && n >= 5
+	})
+	if err := c.Pause(faultVictimNode); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = c.Resume(faultVictimNode)
+		}
+	}()
+	termAt := time.Now()
+	if err := victim.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-victim.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the instance on the paused node did not exit within 30 s of SIGTERM; its last log lines: %v", victim.logTail(5))
+	}
+	t.Logf("the instance on the paused node exited %s after SIGTERM", time.Since(termAt).Round(time.Millisecond))
+	for _, h := range handles {
+		if _, err := h.Result(ctx); err != nil {
+			t.Fatalf("run %s: %v", h.ID, err)
+		}
+	}
+	if err := c.Resume(faultVictimNode); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	if err := c.WaitSize(ctx, 3); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,21 +28,13 @@ func userPool(t *testing.T, name string) *sql.DB {
 
 func TestTxConformanceMariaDB(t *testing.T) {
 	var n atomic.Int32
-	var mu sync.Mutex
-	names := map[store.Driver]string{}
+	var dbs storetest.Where[string]
 	storetest.RunTx(t, func(t *testing.T, now func() time.Time) store.Driver {
 		name := fmt.Sprintf("mytx%d", n.Add(1))
 		s, _ := fresh(t, name, clocked(now))
-		mu.Lock()
-		names[s] = name
-		mu.Unlock()
-		return s
+		return dbs.Remember(s, name)
 	}, storetest.TxOptions{
-		Pool: func(t *testing.T, d store.Driver) *sql.DB {
-			mu.Lock()
-			defer mu.Unlock()
-			return userPool(t, names[d])
-		},
+		Pool: func(t *testing.T, d store.Driver) *sql.DB { return userPool(t, dbs.Of(d)) },
 		Bare: func(t *testing.T) *sql.DB {
 			testdb.MariaDB(t, "mytxbare")
 			return userPool(t, "mytxbare")

@@ -3,7 +3,6 @@ package postgres_test
 import (
 	"database/sql"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,21 +29,12 @@ func userPool(t *testing.T, url string) *sql.DB {
 
 func TestTxConformance(t *testing.T) {
 	var n atomic.Int32
-	var mu sync.Mutex
-	urls := map[store.Driver]string{}
+	var dbs storetest.Where[string]
 	storetest.RunTx(t, func(t *testing.T, now func() time.Time) store.Driver {
 		url := testdb.Postgres(t, fmt.Sprintf("pgtx%d", n.Add(1)))
-		d := openClock(t, url, now)
-		mu.Lock()
-		urls[d] = url
-		mu.Unlock()
-		return d
+		return dbs.Remember(openClock(t, url, now), url)
 	}, storetest.TxOptions{
-		Pool: func(t *testing.T, d store.Driver) *sql.DB {
-			mu.Lock()
-			defer mu.Unlock()
-			return userPool(t, urls[d])
-		},
+		Pool:   func(t *testing.T, d store.Driver) *sql.DB { return userPool(t, dbs.Of(d)) },
 		Bare:   func(t *testing.T) *sql.DB { return userPool(t, testdb.Postgres(t, "pgtxbare")) },
 		Levels: []sql.IsolationLevel{sql.LevelReadCommitted, sql.LevelRepeatableRead, sql.LevelSerializable},
 	})

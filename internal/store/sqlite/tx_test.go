@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"database/sql"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,24 +22,16 @@ func userPool(t *testing.T, path string) *sql.DB {
 }
 
 func TestTxConformance(t *testing.T) {
-	var mu sync.Mutex
-	paths := map[store.Driver]string{}
+	var files storetest.Where[string]
 	storetest.RunTx(t, func(t *testing.T, now func() time.Time) store.Driver {
 		path := filepath.Join(t.TempDir(), "tx.db")
 		s := openClock(t, path, now)
 		if err := s.Migrate(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		paths[s] = path
-		mu.Unlock()
-		return s
+		return files.Remember(s, path)
 	}, storetest.TxOptions{
-		Pool: func(t *testing.T, d store.Driver) *sql.DB {
-			mu.Lock()
-			defer mu.Unlock()
-			return userPool(t, paths[d])
-		},
+		Pool:   func(t *testing.T, d store.Driver) *sql.DB { return userPool(t, files.Of(d)) },
 		Bare:   func(t *testing.T) *sql.DB { return userPool(t, filepath.Join(t.TempDir(), "bare.db")) },
 		Levels: []sql.IsolationLevel{sql.LevelDefault},
 	})

@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +31,32 @@ type TxOptions struct {
 	// AwaitSeesRollback: the store's AwaitCommit answers false as soon as
 	// the transaction rolls back (not only after giving up).
 	AwaitSeesRollback bool
+}
+
+// Where remembers what database (a URL, a path, a name) each store a
+// factory opened is on, for TxOptions.Pool to open the application's own
+// pool there.
+type Where[K any] struct {
+	mu sync.Mutex
+	at map[store.Driver]K
+}
+
+// Remember notes that d is on k and returns d.
+func (w *Where[K]) Remember(d store.Driver, k K) store.Driver {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.at == nil {
+		w.at = map[store.Driver]K{}
+	}
+	w.at[d] = k
+	return d
+}
+
+// Of is where d is.
+func (w *Where[K]) Of(d store.Driver) K {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.at[d]
 }
 
 var txCluster = store.ClusterConfig{ShardCount: 4, Groups: []string{"default"}}

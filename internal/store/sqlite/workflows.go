@@ -344,7 +344,7 @@ func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]
 	}
 	if c := f.After; c != nil {
 		// ties of created_at are broken by rowid, as the listing orders
-		where = append(where, `(created_at < ? OR (created_at = ? AND rowid < COALESCE((SELECT rowid FROM voltro_workflow_executions WHERE id = ?), 0)))`)
+		where = append(where, `created_at <= ? AND (created_at < ? OR rowid < COALESCE((SELECT rowid FROM voltro_workflow_executions WHERE id = ?), 0))`)
 		us := c.CreatedAt.UnixMicro()
 		args = append(args, us, us, c.ID)
 	}

@@ -291,3 +291,32 @@ func BenchmarkTxPickup(b *testing.B) {
 		})
 	}
 }
+
+// TestStartTxNoOwnerAtCommitPostgres: the only owner leaves while the
+// transaction is open, so the commit's NOTIFY reaches nobody; the next
+// owner reads the run from the backlog when it takes the shards.
+func TestStartTxNoOwnerAtCommitPostgres(t *testing.T) {
+	ctx := context.Background()
+	db := txPostgres(t, "starttxnoowner")
+	f := newTxFixture()
+	first := txApp(t, db.url, "1h", f.items()...)
+	pool := db.pool(t)
+	tx, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := f.wf.StartTx(ctx, first, tx, txOrder{N: 9}); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	txApp(t, db.url, "1h", f.items()...)
+	if got := recv(t, f.runs, "the run committed while no instance owned its shard"); got != 9 {
+		t.Fatalf("run: %d, want 9", got)
+	}
+}

@@ -1,0 +1,112 @@
+package voltrotest
+
+// The test environment: an App on the memory store with a virtual clock,
+// started for one test and closed at its end.
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/clock"
+	"github.com/voltro/voltro/internal/harness"
+	"github.com/voltro/voltro/internal/store/memory"
+	"github.com/voltro/voltro/internal/testwait"
+	"github.com/voltro/voltro/internal/workflow"
+)
+
+// epoch is where every Env's clock starts: a fixed instant, so the times a
+// test sees (cron ticks, journal stamps) are the same on every run.
+func epoch() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
+
+// settle bounds how long (wall time) Advance and WaitFor wait for the App
+// to go quiet or a run to get somewhere before they fail the test.
+const settle = 30 * time.Second
+
+// Env is one App under test. Its methods must be called from the test's
+// goroutine or from goroutines the test waits for.
+type Env struct {
+	t     testing.TB
+	app   *voltro.App
+	clk   *clock.Virtual
+	store *memory.Store
+	parts harness.Parts
+	logs  *logBuffer
+
+	advances chan *advanceReq // to the clock loop
+	waits    chan *wait       // to the clock loop
+	stop     context.CancelFunc
+	stopped  chan struct{}
+}
+
+// New registers items (entities, workflows, schedules) on a new App on the
+// memory store, starts it with a virtual clock reading 2026-01-01T00:00:00Z,
+// and closes it when the test ends. It fails t if the App does not start.
+func New(t testing.TB, items ...voltro.Registrable) *Env {
+	t.Helper()
+	log, logs := quietLogger(t)
+	clk := clock.NewVirtual(epoch())
+	e := &Env{
+		t: t, clk: clk, store: memory.New(memory.WithClock(clk.Now)), logs: logs,
+		advances: make(chan *advanceReq), waits: make(chan *wait), stopped: make(chan struct{}),
+	}
+	vars := map[string]string{
+		"DB_URL": "memory:", "POD_NAME": "voltrotest", "VOLTRO_INSPECT_ADDR": "127.0.0.1:0",
+		"VOLTRO_REGISTRY_DIR": t.TempDir(),
+	}
+	ctx := harness.With(context.Background(), &harness.Setup{Store: e.store, Clock: clk, Attached: func(p harness.Parts) { e.parts = p }})
+	app, err := voltro.New(ctx, voltro.WithEnv(func(k string) string { return vars[k] }), voltro.WithLogger(log))
+	if err != nil {
+		t.Fatalf("voltrotest: building the app: %v", err)
+	}
+	e.app = app
+	if err := app.Register(items...); err != nil {
+		_ = app.Close(context.Background())
+		t.Fatalf("voltrotest: registering: %v", err)
+	}
+	if err := app.Start(ctx); err != nil {
+		_ = app.Close(context.Background())
+		t.Fatalf("voltrotest: starting the app: %v", err)
+	}
+	loopCtx, stop := context.WithCancel(context.Background())
+	e.stop = stop
+	go e.loop(loopCtx)
+	t.Cleanup(e.close)
+	// A runner hosting no entity type (schedules only) takes no shard.
+	hosts := len(e.parts.Engine.Deliverer().Types()) > 0
+	testwait.For(t, settle, "the app to hold its shards", func() bool {
+		owned, total := app.Shards()
+		return !hosts || owned == total
+	})
+	return e
+}
+
+// close stops the clock loop, then the App.
+func (e *Env) close() {
+	e.stop()
+	<-e.stopped
+	if err := e.app.Close(context.Background()); err != nil {
+		e.t.Errorf("voltrotest: closing the app: %v", err)
+	}
+}
+
+// App is the App under test: pass it to Start, Run, Request and the rest.
+func (e *Env) App() *voltro.App { return e.app }
+
+// Now is the virtual time.
+func (e *Env) Now() time.Time { return e.clk.Now() }
+
+// Logs is what the App has logged so far (printed by itself only when the
+// test fails).
+func (e *Env) Logs() string { return e.logs.String() }
+
+// workflows is the App's workflow runtime.
+func (e *Env) workflows() *workflow.Engine {
+	e.t.Helper()
+	wf, err := e.parts.Workflows()
+	if err != nil {
+		e.t.Fatalf("voltrotest: %v", err)
+	}
+	return wf
+}

@@ -8,7 +8,6 @@ import (
 	"crypto/subtle"
 	"embed"
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -184,19 +183,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// writeErr maps an error's voltro code to an HTTP status.
+// writeErr answers err with the status of its voltro code.
 func writeErr(w http.ResponseWriter, err error) {
-	code := http.StatusInternalServerError
-	var e *errs.Error
-	if errors.As(err, &e) {
-		switch e.Code {
-		case errs.CodeNotFound:
-			code = http.StatusNotFound
-		case errs.CodeInvalidArgument:
-			code = http.StatusBadRequest
-		case errs.CodeUnavailable:
-			code = http.StatusServiceUnavailable
-		}
-	}
-	writeJSON(w, code, map[string]string{"error": err.Error()})
+	writeJSON(w, errs.HTTPStatus(err), map[string]string{"error": err.Error()})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -178,21 +177,9 @@ func (c Config) replay(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"id": id, "state": store.StatePending})
 }
 
-// writeErr maps an error's voltro code to an HTTP status.
+// writeErr answers err with the status of its voltro code.
 func writeErr(w http.ResponseWriter, err error) {
-	code := http.StatusInternalServerError
-	var e *errs.Error
-	if errors.As(err, &e) {
-		switch e.Code {
-		case errs.CodeNotFound:
-			code = http.StatusNotFound
-		case errs.CodeInvalidArgument:
-			code = http.StatusBadRequest
-		case errs.CodeUnavailable:
-			code = http.StatusServiceUnavailable
-		}
-	}
-	writeJSON(w, code, map[string]string{"error": err.Error()})
+	writeJSON(w, errs.HTTPStatus(err), map[string]string{"error": err.Error()})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -33,21 +33,29 @@ func MariaDBAdminDSN() string {
 // Postgres drops and recreates database voltro_t_<name> and returns its URL.
 func Postgres(t testing.TB, name string) string {
 	t.Helper()
-	db, err := sql.Open("pgx", PostgresAdminURL())
+	dbname := "voltro_t_" + name
+	admin(t, "pgx", PostgresAdminURL(), func(ctx context.Context, db *sql.DB) {
+		if _, err := db.ExecContext(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, dbname)); err != nil {
+			t.Fatalf("testdb: PostgreSQL at %s does not answer (run scripts/test to start it): %v", PostgresAdminURL(), err)
+		}
+		if _, err := db.ExecContext(ctx, `CREATE DATABASE `+dbname); err != nil {
+			t.Fatalf("testdb: create %s: %v", dbname, err)
+		}
+	})
+	return postgresURL(t, dbname)
+}
+
+// admin runs fn on an admin connection of driver to dsn, bounded to 30 s.
+func admin(t testing.TB, driver, dsn string, fn func(ctx context.Context, db *sql.DB)) {
+	t.Helper()
+	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		t.Fatalf("testdb: %v", err)
 	}
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	dbname := "voltro_t_" + name
-	if _, err := db.ExecContext(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, dbname)); err != nil {
-		t.Fatalf("testdb: PostgreSQL at %s does not answer (run scripts/test to start it): %v", PostgresAdminURL(), err)
-	}
-	if _, err := db.ExecContext(ctx, `CREATE DATABASE `+dbname); err != nil {
-		t.Fatalf("testdb: create %s: %v", dbname, err)
-	}
-	return postgresURL(t, dbname)
+	fn(ctx, db)
 }
 
 // postgresURL is PostgresAdminURL with its database replaced by dbname, so a
@@ -67,20 +75,15 @@ func postgresURL(t testing.TB, dbname string) string {
 // mariadb:// URL for it.
 func MariaDB(t testing.TB, name string) string {
 	t.Helper()
-	db, err := sql.Open("mysql", MariaDBAdminDSN())
-	if err != nil {
-		t.Fatalf("testdb: %v", err)
-	}
-	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	dbname := "voltro_t_" + name
-	if _, err := db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+dbname); err != nil {
-		t.Fatalf("testdb: MariaDB at %s does not answer (run scripts/test to start it): %v", MariaDBAdminDSN(), err)
-	}
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+dbname); err != nil {
-		t.Fatalf("testdb: create %s: %v", dbname, err)
-	}
+	admin(t, "mysql", MariaDBAdminDSN(), func(ctx context.Context, db *sql.DB) {
+		if _, err := db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+dbname); err != nil {
+			t.Fatalf("testdb: MariaDB at %s does not answer (run scripts/test to start it): %v", MariaDBAdminDSN(), err)
+		}
+		if _, err := db.ExecContext(ctx, "CREATE DATABASE "+dbname); err != nil {
+			t.Fatalf("testdb: create %s: %v", dbname, err)
+		}
+	})
 	return "mariadb://root@127.0.0.1:3306/" + dbname
 }
 
@@ -90,22 +93,17 @@ func MariaDB(t testing.TB, name string) string {
 func PostgresKept(t testing.TB, name string) string {
 	t.Helper()
 	dbname := "voltro_keep_" + name
-	db, err := sql.Open("pgx", PostgresAdminURL())
-	if err != nil {
-		t.Fatalf("testdb: %v", err)
-	}
-	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var n int
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_database WHERE datname = $1`, dbname).Scan(&n); err != nil {
-		t.Fatalf("testdb: PostgreSQL at %s does not answer (run scripts/test to start it): %v", PostgresAdminURL(), err)
-	}
-	if n == 0 {
-		if _, err := db.ExecContext(ctx, `CREATE DATABASE `+dbname); err != nil {
-			t.Fatalf("testdb: create %s: %v", dbname, err)
+	admin(t, "pgx", PostgresAdminURL(), func(ctx context.Context, db *sql.DB) {
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_database WHERE datname = $1`, dbname).Scan(&n); err != nil {
+			t.Fatalf("testdb: PostgreSQL at %s does not answer (run scripts/test to start it): %v", PostgresAdminURL(), err)
 		}
-	}
+		if n == 0 {
+			if _, err := db.ExecContext(ctx, `CREATE DATABASE `+dbname); err != nil {
+				t.Fatalf("testdb: create %s: %v", dbname, err)
+			}
+		}
+	})
 	return postgresURL(t, dbname)
 }
 
@@ -114,15 +112,10 @@ func PostgresKept(t testing.TB, name string) string {
 func MariaDBKept(t testing.TB, name string) string {
 	t.Helper()
 	dbname := "voltro_keep_" + name
-	db, err := sql.Open("mysql", MariaDBAdminDSN())
-	if err != nil {
-		t.Fatalf("testdb: %v", err)
-	}
-	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+dbname); err != nil {
-		t.Fatalf("testdb: MariaDB at %s: create %s: %v", MariaDBAdminDSN(), dbname, err)
-	}
+	admin(t, "mysql", MariaDBAdminDSN(), func(ctx context.Context, db *sql.DB) {
+		if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS "+dbname); err != nil {
+			t.Fatalf("testdb: MariaDB at %s: create %s: %v", MariaDBAdminDSN(), dbname, err)
+		}
+	})
 	return "mariadb://root@127.0.0.1:3306/" + dbname
 }

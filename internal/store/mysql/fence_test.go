@@ -9,6 +9,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -46,25 +47,82 @@ func pauseOnce(s *mysql.Store) *pausedWrite {
 
 // race is what staleWriteRace saw.
 type race struct {
-	out           error           // the old owner's write's outcome
-	run           store.Execution // the run afterwards
-	takeoverFirst bool            // the takeover committed while the write was paused
+	out           error  // the old owner's write's outcome
+	landed        bool   // what the write writes is there afterwards
+	state         string // what the write's target looks like afterwards
+	takeoverFirst bool   // the takeover committed while the write was paused
 	oldEpoch      int64
 	newEpoch      int64
 }
 
-// staleWriteRace starts a run through writer, takes its shard as "old" in
-// mode through oldStore, pauses a write of "old" that completes the run
-// (an entry and the final state: a transaction) and starts a takeover as
-// "new" through taker. Once the takeover has either committed or is seen
-// waiting for a lock (waiting, given the new locker's session), the write
-// goes on; then the takeover is waited for.
-func staleWriteRace(t *testing.T, mode store.LockMode, oldStore, writer, taker, reader *mysql.Store, waiting func(store.Locker) bool) race {
+// fencedOp is a fenced write made in a transaction: prepare sets up what
+// it writes (under fence f, on s), write makes it, landed reports whether
+// it is there (and what the target looks like), read on reader.
+type fencedOp struct {
+	name    string
+	prepare func(t *testing.T, s *mysql.Store, f store.Fence) any
+	write   func(ctx context.Context, s *mysql.Store, f store.Fence, target any) error
+	landed  func(t *testing.T, reader *mysql.Store, target any) (bool, string)
+}
+
+const raceShard = "default/1"
+
+// fencedOps are the fenced writes that run in a transaction: a run's final
+// write (its last entry and its final state) and a message's completion.
+var fencedOps = []fencedOp{{
+	name: "run write",
+	prepare: func(t *testing.T, s *mysql.Store, _ store.Fence) any {
+		if _, _, _, err := s.StartExecution(ctxT(t), execOf("r"), store.StartContext{}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		return "r"
+	},
+	write: func(ctx context.Context, s *mysql.Store, f store.Fence, _ any) error {
+		out, err := s.WriteRuns(ctx, []store.RunWrite{{Shard: raceShard, Fence: f,
+			Entry:  &store.JournalEntry{ExecutionID: "r", Seq: 0, Kind: store.JournalStep, Name: "s", Result: []byte(`1`), Attempts: 1, Runner: f.Owner, StartedAt: time.Now()},
+			Update: &store.ExecutionUpdate{ID: "r", Status: store.ExecCompleted, Output: []byte(`"stale"`), Runner: f.Owner}}})
+		if err != nil {
+			return err
+		}
+		return out[0]
+	},
+	landed: func(t *testing.T, reader *mysql.Store, _ any) (bool, string) {
+		x, err := reader.GetExecution(ctxT(t), "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x.Status == store.ExecCompleted, fmt.Sprintf("run %s %s", x.Status, x.Output)
+	},
+}, {
+	name: "complete",
+	prepare: func(t *testing.T, s *mysql.Store, f store.Fence) any {
+		m := &store.Message{Shard: raceShard, EntityType: "order", EntityID: "o1", Payload: []byte(`{}`)}
+		res, err := s.Enqueue(ctxT(t), m, &store.EnqueueClaim{Owner: f.Owner, Epoch: f.Epoch, ClaimTTL: time.Minute})
+		if err != nil || res.ClaimedEpoch != f.Epoch {
+			t.Fatalf("enqueue claimed: %+v %v", res, err)
+		}
+		return res.ID
+	},
+	write: func(ctx context.Context, s *mysql.Store, f store.Fence, id any) error {
+		return s.Complete(ctx, store.Completion{MessageID: id.(int64), Shard: raceShard, Fence: f, Payload: []byte(`"stale"`)})
+	},
+	landed: func(t *testing.T, reader *mysql.Store, id any) (bool, string) {
+		m, err := reader.GetMessage(ctxT(t), id.(int64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.State == store.StateProcessed, fmt.Sprintf("message %s", m.State)
+	},
+}}
+
+// staleWriteRace takes the shard as "old" in mode through oldStore,
+// prepares op, pauses op's write by "old" through writer and starts a
+// takeover as "new" through taker. Once the takeover has either committed
+// or is seen waiting for a lock (waiting, given the new locker's session),
+// the write goes on; then the takeover is waited for.
+func staleWriteRace(t *testing.T, op fencedOp, mode store.LockMode, oldStore, writer, taker, reader *mysql.Store, waiting func(store.Locker) bool) race {
 	ctx := ctxT(t)
-	const shard, ttl = "default/1", 300 * time.Millisecond
-	if _, _, _, err := writer.StartExecution(ctx, execOf("r"), store.StartContext{}, nil, nil); err != nil {
-		t.Fatal(err)
-	}
+	const shard, ttl = raceShard, 300 * time.Millisecond
 	old, err := oldStore.NewLocker(ctx, mode, "old:1")
 	if err != nil {
 		t.Fatal(err)
@@ -74,22 +132,15 @@ func staleWriteRace(t *testing.T, mode store.LockMode, oldStore, writer, taker, 
 	if err != nil || !ok {
 		t.Fatalf("old acquires: %v %v", ok, err)
 	}
+	f := store.Fence{Owner: "old:1", Epoch: epoch}
+	target := op.prepare(t, writer, f)
 	p := pauseOnce(writer)
-	type result struct {
-		out []error
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		out, err := writer.WriteRuns(ctx, []store.RunWrite{{Shard: shard, Fence: store.Fence{Owner: "old:1", Epoch: epoch},
-			Entry:  &store.JournalEntry{ExecutionID: "r", Seq: 0, Kind: store.JournalStep, Name: "s", Result: []byte(`1`), Attempts: 1, Runner: "old:1", StartedAt: time.Now()},
-			Update: &store.ExecutionUpdate{ID: "r", Status: store.ExecCompleted, Output: []byte(`"stale"`), Runner: "old:1"}}})
-		done <- result{out, err}
-	}()
+	done := make(chan error, 1)
+	go func() { done <- op.write(ctx, writer, f, target) }()
 	select {
 	case <-p.paused:
-	case r := <-done:
-		t.Fatalf("the write returned before its pause: %v %v", r.out, r.err)
+	case err := <-done:
+		t.Fatalf("the write returned before its pause: %v", err)
 	}
 
 	// The takeover: in row mode the old lease runs out (the old owner is
@@ -139,11 +190,10 @@ func staleWriteRace(t *testing.T, mode store.LockMode, oldStore, writer, taker, 
 		}
 	})
 	close(p.resume)
-	r := <-done
-	if r.err != nil {
-		t.Fatalf("the old owner's write: %v", r.err)
+	rc.out = <-done
+	if rc.out != nil && !errors.Is(rc.out, errs.ErrFenced) {
+		t.Fatalf("the old owner's write: %v", rc.out)
 	}
-	rc.out = r.out[0]
 	if !rc.takeoverFirst {
 		e, ok := <-taken
 		if !ok {
@@ -154,28 +204,26 @@ func staleWriteRace(t *testing.T, mode store.LockMode, oldStore, writer, taker, 
 	if rc.newEpoch <= epoch {
 		t.Fatalf("new epoch %d after %d", rc.newEpoch, epoch)
 	}
-	// both are decided: read the run (causal on Galera)
-	if rc.run, err = reader.GetExecution(ctx, "r"); err != nil {
-		t.Fatal(err)
-	}
+	// both are decided: read the target (causal on Galera)
+	rc.landed, rc.state = op.landed(t, reader, target)
 	return rc
 }
 
 // checkRace fails unless the write and the takeover are serialised: a
 // takeover that committed while the write was paused fences the write (it
-// is rolled back: the run is as it was); one that waited for the write
+// is rolled back: its target is as it was); one that waited for the write
 // comes after it (the write landed, under the epoch it held).
 func checkRace(t *testing.T, rc race) {
 	t.Helper()
-	t.Logf("takeover first: %v (epoch %d -> %d); the write: %v; the run: %s %s",
-		rc.takeoverFirst, rc.oldEpoch, rc.newEpoch, rc.out, rc.run.Status, rc.run.Output)
+	t.Logf("takeover first: %v (epoch %d -> %d); the write: %v; afterwards: %s",
+		rc.takeoverFirst, rc.oldEpoch, rc.newEpoch, rc.out, rc.state)
 	switch {
 	case rc.takeoverFirst && !errors.Is(rc.out, errs.ErrFenced):
 		t.Errorf("the takeover committed first, and the stale write's outcome is %v, not fenced", rc.out)
-	case rc.takeoverFirst && (rc.run.Status.Terminal() || string(rc.run.Output) == `"stale"`):
-		t.Errorf("the stale write landed after the takeover: run %s, output %s", rc.run.Status, rc.run.Output)
-	case !rc.takeoverFirst && (rc.out != nil || rc.run.Status != store.ExecCompleted):
-		t.Errorf("the takeover waited for the write, which did not land: %v, run %s", rc.out, rc.run.Status)
+	case rc.takeoverFirst && rc.landed:
+		t.Errorf("the stale write landed after the takeover: %s", rc.state)
+	case !rc.takeoverFirst && (rc.out != nil || !rc.landed):
+		t.Errorf("the takeover waited for the write, which did not land: %v, %s", rc.out, rc.state)
 	}
 }
 
@@ -211,17 +259,19 @@ func lockWait(t *testing.T, db *sql.DB) func(store.Locker) bool {
 // the lease row in its write-set, so certification (or the applier of the
 // takeover on node 0) aborts it, and its re-run finds the shard gone.
 func TestStaleWriteGalera(t *testing.T) {
-	for _, iso := range isolations {
-		t.Run(iso, func(t *testing.T) {
-			urls := testdb.Galera(t)
-			a := freshURL(t, withIsolation(urls[0], iso), quiet)
-			b := open(t, urls[1], quiet)
-			rc := staleWriteRace(t, store.LockRow, a, a, b, open(t, urls[2], quiet), lockWait(t, b.DB()))
-			checkRace(t, rc)
-			if !rc.takeoverFirst {
-				t.Errorf("the takeover on node 1 waited for node 0")
-			}
-		})
+	for _, op := range fencedOps {
+		for _, iso := range isolations {
+			t.Run(op.name+"/"+iso, func(t *testing.T) {
+				urls := testdb.Galera(t)
+				a := freshURL(t, withIsolation(urls[0], iso), quiet)
+				b := open(t, urls[1], quiet)
+				rc := staleWriteRace(t, op, store.LockRow, a, a, b, open(t, urls[2], quiet), lockWait(t, b.DB()))
+				checkRace(t, rc)
+				if !rc.takeoverFirst {
+					t.Errorf("the takeover on node 1 waited for node 0")
+				}
+			})
+		}
 	}
 }
 
@@ -230,12 +280,14 @@ func TestStaleWriteGalera(t *testing.T) {
 // paused, the new owner takes the lock; the ledger row, locked by the
 // write, makes the takeover wait for the write's commit.
 func TestStaleWriteAdvisory(t *testing.T) {
-	for _, iso := range isolations {
-		t.Run(iso, func(t *testing.T) {
-			url := testdb.MariaDB(t, "my_stale")
-			s := freshURL(t, withIsolation(url+"?multiStatements=false", iso), quiet)
-			rc := staleWriteRace(t, store.LockAdvisory, s, s, s, s, lockWait(t, s.DB()))
-			checkRace(t, rc)
-		})
+	for _, op := range fencedOps {
+		for _, iso := range isolations {
+			t.Run(op.name+"/"+iso, func(t *testing.T) {
+				url := testdb.MariaDB(t, "my_stale")
+				s := freshURL(t, withIsolation(url+"?multiStatements=false", iso), quiet)
+				rc := staleWriteRace(t, op, store.LockAdvisory, s, s, s, s, lockWait(t, s.DB()))
+				checkRace(t, rc)
+			})
+		}
 	}
 }

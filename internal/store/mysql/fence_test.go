@@ -18,6 +18,7 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/mysql"
+	"github.com/voltro/voltro/internal/store/storetest"
 	"github.com/voltro/voltro/internal/testdb"
 	"github.com/voltro/voltro/internal/testwait"
 )
@@ -156,38 +157,12 @@ func staleWriteRace(t *testing.T, op fencedOp, mode store.LockMode, oldStore, wr
 			t.Fatalf("fence the old owner: %d sessions ended, %v", n, err)
 		}
 	}
-	taken := make(chan int64, 1)
-	go func() {
-		defer close(taken)
-		for ctx.Err() == nil {
-			e, ok, err := nl.Acquire(ctx, shard, time.Minute)
-			if err != nil {
-				t.Errorf("new acquires: %v", err)
-				return
-			}
-			if ok {
-				taken <- e
-				return
-			}
-			// the old lease has not run out yet
-			select {
-			case <-ctx.Done():
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
+	// in row mode, tries fail until the old lease has run out
+	tk := storetest.NewTakeover(ctx, nl, shard, time.Minute)
 	rc := race{oldEpoch: epoch}
 	testwait.For(t, 30*time.Second, "the takeover to commit or wait for a lock", func() bool {
-		select {
-		case e, ok := <-taken:
-			if !ok {
-				t.Fatal("the takeover failed")
-			}
-			rc.newEpoch, rc.takeoverFirst = e, true
-			return true
-		default:
-			return waiting(nl)
-		}
+		rc.newEpoch, rc.takeoverFirst = tk.Poll(t)
+		return rc.takeoverFirst || waiting(nl)
 	})
 	close(p.resume)
 	rc.out = <-done
@@ -195,11 +170,11 @@ func staleWriteRace(t *testing.T, op fencedOp, mode store.LockMode, oldStore, wr
 		t.Fatalf("the old owner's write: %v", rc.out)
 	}
 	if !rc.takeoverFirst {
-		e, ok := <-taken
-		if !ok {
-			t.Fatal("the takeover failed after the write")
-		}
-		rc.newEpoch = e
+		testwait.For(t, 30*time.Second, "the takeover after the write", func() bool {
+			var ok bool
+			rc.newEpoch, ok = tk.Poll(t)
+			return ok
+		})
 	}
 	if rc.newEpoch <= epoch {
 		t.Fatalf("new epoch %d after %d", rc.newEpoch, epoch)
@@ -240,15 +215,23 @@ func withIsolation(url, iso string) string {
 }
 
 // lockWait reports whether locker l's session waits for a row lock, as db
-// (on the same server) sees it.
+// (on the same server) sees it. InnoDB refreshes what INNODB_TRX shows only
+// when nobody read it in the last 0.1 s, so a probe polled more often would
+// see the same old rows forever: it looks at most every 0.2 s, and answers
+// "not yet" in between.
 func lockWait(t *testing.T, db *sql.DB) func(store.Locker) bool {
+	var last time.Time
 	return func(l store.Locker) bool {
+		if time.Since(last) < 200*time.Millisecond {
+			return false
+		}
 		var n int
 		err := db.QueryRowContext(ctxT(t), `SELECT COUNT(*) FROM information_schema.INNODB_TRX
 			WHERE trx_state = 'LOCK WAIT' AND trx_mysql_thread_id = ?`, mysql.LockerConnID(l)).Scan(&n)
 		if err != nil {
 			t.Fatal(err)
 		}
+		last = time.Now()
 		return n > 0
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/postgres"
+	"github.com/voltro/voltro/internal/store/storetest"
 	"github.com/voltro/voltro/internal/testdb"
 	"github.com/voltro/voltro/internal/testwait"
 )
@@ -94,39 +95,13 @@ func TestStaleWriteAdvisory(t *testing.T) {
 	if n, err := nl.(store.Fencer).Fence(ctx, "old:1", []string{shard}); err != nil || n != 1 {
 		t.Fatalf("fence the old owner: %d sessions ended, %v", n, err)
 	}
-	taken := make(chan int64, 1)
-	go func() {
-		defer close(taken)
-		// the ended session's lock is gone once its backend has exited
-		for ctx.Err() == nil {
-			e, ok, err := nl.Acquire(ctx, shard, time.Minute)
-			if err != nil {
-				t.Errorf("new acquires: %v", err)
-				return
-			}
-			if ok {
-				taken <- e
-				return
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
+	// tries fail until the ended session's lock is gone with its backend
+	tk := storetest.NewTakeover(ctx, nl, shard, time.Minute)
 	var newEpoch int64
 	takeoverFirst := false
 	testwait.For(t, 30*time.Second, "the takeover to commit or wait for a lock", func() bool {
-		select {
-		case e, ok := <-taken:
-			if !ok {
-				t.Fatal("the takeover failed")
-			}
-			newEpoch, takeoverFirst = e, true
-			return true
-		default:
-			return lockWaiters(t, s, "INSERT INTO voltro_shard_locks") > 0
-		}
+		newEpoch, takeoverFirst = tk.Poll(t)
+		return takeoverFirst || lockWaiters(t, s, "INSERT INTO voltro_shard_locks") > 0
 	})
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
@@ -136,11 +111,11 @@ func TestStaleWriteAdvisory(t *testing.T) {
 		t.Fatalf("the old owner's write: %v", r.err)
 	}
 	if !takeoverFirst {
-		e, ok := <-taken
-		if !ok {
-			t.Fatal("the takeover failed after the write")
-		}
-		newEpoch = e
+		testwait.For(t, 30*time.Second, "the takeover after the write", func() bool {
+			var ok bool
+			newEpoch, ok = tk.Poll(t)
+			return ok
+		})
 	}
 	x, err := s.GetExecution(ctx, "r")
 	if err != nil {

@@ -72,7 +72,7 @@ func (e *Env) checkWaits(ctx context.Context, s *loopState) bool {
 // step moves the clock once if the App is quiet and someone wants it to.
 func (e *Env) step(ctx context.Context, s *loopState) {
 	e.checkWaits(ctx, s) // busy or not
-	if s.adv == nil && len(s.waits) == 0 && len(e.awaitedIDs()) == 0 {
+	if s.adv == nil && len(s.waits) == 0 && !e.anyAwaited() {
 		return // nobody wants time to move
 	}
 	idle, next, st := e.quiet(ctx)
@@ -112,9 +112,15 @@ func (e *Env) step(ctx context.Context, s *loopState) {
 	}
 }
 
-// awaited reports whether a caller waits for the result of a run that has
-// not finished (Handle.Result, Workflow.Run): time may move for it.
+// awaited reports whether a caller waits for an outcome not there yet:
+// the result of a run that has not finished (Handle.Result, Workflow.Run)
+// or the reply to a request (Entity.Request). Time may move for it.
 func (e *Env) awaited(ctx context.Context) bool {
+	for _, id := range e.parts.Engine.Awaited() {
+		if r, err := e.store.GetReply(ctx, id); err == nil && r == nil {
+			return true
+		}
+	}
 	wf, err := e.parts.Workflows()
 	if err != nil {
 		return false
@@ -127,13 +133,14 @@ func (e *Env) awaited(ctx context.Context) bool {
 	return false
 }
 
-// awaitedIDs are the runs whose Result a caller waits for.
-func (e *Env) awaitedIDs() []string {
-	wf, err := e.parts.Workflows()
-	if err != nil {
-		return nil
+// anyAwaited reports, without reading the store, whether anyone waits for
+// a run's result or a request's reply.
+func (e *Env) anyAwaited() bool {
+	if len(e.parts.Engine.Awaited()) > 0 {
+		return true
 	}
-	return wf.Awaited()
+	wf, err := e.parts.Workflows()
+	return err == nil && len(wf.Awaited()) > 0
 }
 
 // claimSlack is how long past a move the claims of messages in flight

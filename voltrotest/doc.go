@@ -15,10 +15,10 @@
 // no message deliverable now, no schedule firing. Then it jumps to the
 // next thing due (a message's delivery time, a backoff, a cron tick) and
 // no further. It does so by itself while a caller waits for an outcome
-// (Handle.Result, Workflow.Run, Env.WaitFor), and up to a point with
-// Env.Advance. A test that only starts a run and looks at it later sees
-// time stand still, so a signal sent before waiting is never beaten by
-// its own timeout.
+// (Handle.Result, Workflow.Run, Entity.Request, Env.WaitFor), and up to a
+// point with Env.Advance. A test that only starts a run and looks at it
+// later sees time stand still, so a signal sent before waiting is never
+// beaten by its own timeout.
 //
 // Code inside steps and handlers that calls time.Now or time.Sleep sees the
 // wall clock; a step that blocks holds the clock until it returns.

@@ -145,3 +145,24 @@ func TestRetryBackoffSkipsAhead(t *testing.T) {
 		t.Fatalf("the clock moved %s, want the two 1-hour backoffs", moved)
 	}
 }
+
+// An entity's retry backoff is skipped while its Request awaits the reply.
+func TestEntityBackoffSkipsAheadForRequest(t *testing.T) {
+	t.Parallel()
+	var tries atomic.Int32
+	stock := voltro.NewEntity("stock", func(_ context.Context, id string, n int) (int, error) {
+		if tries.Add(1) < 3 {
+			return 0, errors.New("warehouse busy")
+		}
+		return n, nil
+	}, voltro.Backoff(func(int) time.Duration { return 30 * time.Minute }))
+	env := voltrotest.New(t, stock)
+	before := env.Now()
+	got, err := stock.Request(within(t), env.App(), "sku-1", 5)
+	if err != nil || got != 5 {
+		t.Fatalf("Request = %d, %v; want 5 on the third try", got, err)
+	}
+	if moved := env.Now().Sub(before); moved != time.Hour {
+		t.Fatalf("the clock moved %s, want the two 30-minute backoffs", moved)
+	}
+}

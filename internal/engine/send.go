@@ -248,6 +248,18 @@ func (e *Engine) Request(ctx context.Context, in Message) (store.Reply, error) {
 	}
 }
 
+// Awaited lists the messages whose reply a Request in this process waits
+// for (a virtual clock may skip ahead for them while nothing else runs).
+func (e *Engine) Awaited() []int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ids := make([]int64, 0, len(e.waiters))
+	for id := range e.waiters {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 func (e *Engine) addWaiter(id int64) chan store.Reply {
 	ch := make(chan store.Reply, 1)
 	e.mu.Lock()

@@ -82,11 +82,32 @@ func New(t testing.TB, items ...voltro.Registrable) *Env {
 	return e
 }
 
-// close stops the clock loop, then the App.
+// close stops the clock loop, then the App. Its grace ends as soon as
+// nothing holds the clock: what is left sleeps on a clock that will not
+// move again (a step in its backoff), and is cancelled rather than waited
+// for.
 func (e *Env) close() {
 	e.stop()
 	<-e.stopped
-	if err := e.app.Close(context.Background()); err != nil {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		defer cancel()
+		tick := time.NewTicker(recheck)
+		defer tick.Stop()
+		deadline := time.After(settle)
+		for e.clk.State().Holds > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-deadline:
+				return
+			case <-e.clk.Changed():
+			case <-tick.C:
+			}
+		}
+	}()
+	if err := e.app.Close(ctx); err != nil {
 		e.t.Errorf("voltrotest: closing the app: %v", err)
 	}
 }

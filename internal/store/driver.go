@@ -7,7 +7,8 @@ import (
 
 // Driver is the storage contract. Every implementation must pass
 // storetest.Run. Times that matter for correctness (heartbeats, leases, claim
-// expiry, deliver_at) are judged by the store's own clock, never the caller's.
+// expiry, deliver_at) are judged by the store's own clock, never the caller's
+// (each store takes a test clock as an option; see storetest).
 //
 // Error contract: a fenced write returns an error matching errs.ErrFenced; a
 // missing row errs.ErrNotFound; a storage outage wraps the driver's error with

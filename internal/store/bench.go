@@ -15,8 +15,13 @@ import (
 )
 
 // BenchCommitTable is the probe table CommitProber writes to. It is the
-// benchmark's own, made on first use and emptied after each measure.
+// benchmark's own, made by the versioned migrations (0700) and emptied
+// before and after each measure.
 const BenchCommitTable = "voltro_bench_commit"
+
+// BenchCommitMissing names the probe table's origin in CommitRate's error
+// when the table cannot be emptied: a database never migrated has none.
+const BenchCommitMissing = "commit probe table " + BenchCommitTable + " (made by migration 0700: run voltro migrate)"
 
 // CommitProber is implemented by the SQL stores. CommitRate runs
 // autocommitted single-row inserts into BenchCommitTable on conns

@@ -107,3 +107,24 @@ func testRunners(t *testing.T, d store.Driver, clock *Clock) {
 		t.Fatalf("after delete: %+v", rs)
 	}
 }
+
+// testStoreClock: the store reads the clock it was given, not its own: a
+// day ahead of real time, its Now and a lease's times follow the clock.
+func testStoreClock(t *testing.T, d store.Driver, clock *Clock) {
+	ctx := ctxT(t)
+	clock.Advance(24 * time.Hour)
+	before := clock.Now().Add(-time.Millisecond)
+	now := must(d.Now(ctx))(t)
+	if now.Before(before) || now.After(clock.Now().Add(time.Millisecond)) {
+		t.Fatalf("store Now %v, want the clock's %v", now, before)
+	}
+	l := locker(t, d, store.LockRow, "a:1")
+	if _, ok, err := l.Acquire(ctx, "default/1", time.Minute); err != nil || !ok {
+		t.Fatalf("acquire: ok=%v err=%v", ok, err)
+	}
+	after := clock.Now().Add(time.Millisecond)
+	ls := must(d.ShardLocks(ctx))(t)
+	if len(ls) != 1 || ls[0].AcquiredAt.Before(before) || ls[0].AcquiredAt.After(after) || ls[0].ExpiresAt.Sub(ls[0].AcquiredAt) != time.Minute {
+		t.Fatalf("a lease taken a day ahead runs on the clock, acquired in [%v, %v] for a minute: %+v", before, after, ls)
+	}
+}

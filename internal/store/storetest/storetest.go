@@ -42,6 +42,7 @@ func Run(t *testing.T, factory Factory, opts Options) {
 	run("ClusterConfig", func(t *testing.T) { testClusterConfig(t, fresh(t, factory)) })
 	run("ClusterSecret", func(t *testing.T) { testClusterSecret(t, factory, opts) })
 	run("Runners", func(t *testing.T) { d, c := open(t, factory); testRunners(t, d, c) })
+	run("StoreClock", func(t *testing.T) { d, c := open(t, factory); testStoreClock(t, d, c) })
 	for _, mode := range opts.Modes {
 		run("Locks/"+string(mode), func(t *testing.T) { testLocks(t, factory, opts, mode) })
 	}

@@ -106,12 +106,26 @@ func TestDashboard(t *testing.T) {
 	chain := cli(t, c.env, "workflows", "start", "demo.chain", "--input", `{"steps":3,"stepMillis":50}`)
 	cli(t, c.env, "workflows", "start", "demo.unhosted", "--force")
 
-	t.Run("Panels", func(t *testing.T) { testPanels(t, ctx, waiting, chain) })
-	t.Run("LiveRun", func(t *testing.T) { testLiveRun(t, ctx, c) })
-	t.Run("Actions", func(t *testing.T) { testActions(t, ctx, waiting) })
-	t.Run("LocalhostRisk", func(t *testing.T) { testLocalhostRisk(t, ctx) })
+	t.Run("Panels", func(t *testing.T) { onFailure(t, ctx); testPanels(t, ctx, waiting, chain) })
+	t.Run("LiveRun", func(t *testing.T) { onFailure(t, ctx); testLiveRun(t, ctx, c) })
+	t.Run("Actions", func(t *testing.T) { onFailure(t, ctx); testActions(t, ctx, waiting) })
+	t.Run("LocalhostRisk", func(t *testing.T) { onFailure(t, ctx); testLocalhostRisk(t, ctx) })
 	t.Run("Standalone", func(t *testing.T) { testStandalone(t, c) })
-	t.Run("KilledTurnsStale", func(t *testing.T) { testKilled(t, ctx, c) })
+	t.Run("KilledTurnsStale", func(t *testing.T) { onFailure(t, ctx); testKilled(t, ctx, c) })
+}
+
+// onFailure logs what the page showed, with a screenshot, if t fails.
+func onFailure(t *testing.T, ctx context.Context) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		text, err := chromedp.Run(c, chromedp.Evaluate[string](`location.hash + "\n" + document.querySelector("#notice").textContent + "\n" + document.querySelector("#main").innerText.slice(0, 3000)`))
+		t.Logf("the page at the failure (%v):\n%s", err, text)
+		screenshot(t, ctx, "failed-"+strings.ReplaceAll(t.Name(), "/", "-"))
+	})
 }
 
 func testPanels(t *testing.T, ctx context.Context, waiting, chain string) {
@@ -206,13 +220,9 @@ func testActions(t *testing.T, ctx context.Context, waiting string) {
 	hash(t, ctx, "#/run/"+waiting)
 	truthy(t, ctx, "the waiting run's page", fmt.Sprintf(`document.querySelector("#run") && document.querySelector("#run").dataset.id === %s && document.querySelector("#run-status").textContent === "suspended"`, q(waiting)))
 	eval(t, ctx, `sessionStorage.removeItem("voltro.admin"); document.querySelector("#admin-token").value = ""; document.querySelector("#cancel-run").click(); true`, new(bool))
-	truthy(t, ctx, "the refusal shown", `document.querySelector("#notice").className === "error" && document.querySelector("#notice").textContent.includes("refused (401)") && !document.querySelector("#notice").hidden`)
+	truthy(t, ctx, "the refusal shown, the run unchanged", `document.querySelector("#notice").className === "error" && document.querySelector("#notice").textContent.includes("refused (401)") &&
+		!document.querySelector("#notice").hidden && document.querySelector("#run-status").textContent === "suspended"`)
 	screenshot(t, ctx, "action-refused")
-	var status string
-	eval(t, ctx, `document.querySelector("#run-status").textContent`, &status)
-	if status != "suspended" {
-		t.Fatalf("a refused cancel changed the run: %s", status)
-	}
 	// with the token, typed into the page (kept in sessionStorage, sent as a header)
 	eval(t, ctx, fmt.Sprintf(`const i = document.querySelector("#admin-token"); i.value = %s; i.dispatchEvent(new Event("change")); document.querySelector("#cancel-run").click(); true`, q(adminToken)), new(bool))
 	truthy(t, ctx, "the cancel accepted and the run cancelled, live", `document.querySelector("#notice").className === "ok" && document.querySelector("#run-status").textContent === "cancelled"`)
@@ -234,21 +244,11 @@ func testActions(t *testing.T, ctx context.Context, waiting string) {
 
 func testLocalhostRisk(t *testing.T, ctx context.Context) {
 	hash(t, ctx, "#/cluster")
-	truthy(t, ctx, "both rows", `document.querySelectorAll("#instances tr.instance").length === 2`)
-	var got struct {
-		BRisk, ARisk bool
-		BColour      string
-		AColour      string
-	}
-	eval(t, ctx, `(() => { const a = document.querySelector('tr[data-replica="dash-a"]'), b = document.querySelector('tr[data-replica="dash-b"]');
-		return {BRisk: b.classList.contains("localhost-risk"), ARisk: a.classList.contains("localhost-risk"),
-			BColour: getComputedStyle(b.children[1]).color, AColour: getComputedStyle(a.children[1]).color}; })()`, &got)
-	if !got.BRisk || got.BColour != red || !strings.Contains(got.BColour, "198") {
-		t.Fatalf("the loopback runner without VOLTRO_SINGLE_HOST is not shown in red: %+v", got)
-	}
-	if got.ARisk || got.AColour == red {
-		t.Fatalf("the single-host instance is marked as a localhost risk: %+v", got)
-	}
+	// one look at both rows, as the panel redraws every 2 s
+	truthy(t, ctx, "dash-b's loopback runner address in red, dash-a's (VOLTRO_SINGLE_HOST=1) not", `(() => {
+		const a = document.querySelector('tr[data-replica="dash-a"]'), b = document.querySelector('tr[data-replica="dash-b"]');
+		return !!a && !!b && b.classList.contains("localhost-risk") && getComputedStyle(b.children[1]).color === "`+red+`" &&
+			!a.classList.contains("localhost-risk") && getComputedStyle(a.children[1]).color !== "`+red+`"; })()`)
 }
 
 func testStandalone(t *testing.T, c *cluster) {
@@ -267,13 +267,10 @@ func testKilled(t *testing.T, ctx context.Context, c *cluster) {
 	truthy(t, ctx, "both instances live", `[...document.querySelectorAll("#instances tr.instance")].filter(r => r.dataset.health === "live").length === 2`)
 	c.b.kill()
 	killed := time.Now()
-	truthy(t, ctx, "the killed instance's row stale and red", `(() => { const b = document.querySelector('tr[data-replica="dash-b"]');
-		return b && b.dataset.health === "stale" && b.classList.contains("bad") && getComputedStyle(b.querySelector("td.health")).color === "`+red+`"; })()`)
+	truthy(t, ctx, "the killed instance's row stale and red, the survivor's live", `(() => {
+		const a = document.querySelector('tr[data-replica="dash-a"]'), b = document.querySelector('tr[data-replica="dash-b"]');
+		return !!a && !!b && b.dataset.health === "stale" && b.classList.contains("bad") && getComputedStyle(b.querySelector("td.health")).color === "`+red+`" &&
+			a.dataset.health === "live"; })()`)
 	t.Logf("dash-b's row turned stale %s after SIGKILL (heartbeat %s, stale after 3 heartbeats, the panel re-reads every 2 s)", time.Since(killed).Round(time.Millisecond), heartbeat)
-	var aHealth string
-	eval(t, ctx, `document.querySelector('tr[data-replica="dash-a"]').dataset.health`, &aHealth)
-	if aHealth != "live" {
-		t.Fatalf("the survivor's row: %s", aHealth)
-	}
 	screenshot(t, ctx, "cluster-stale")
 }

@@ -319,6 +319,9 @@ func (f *Feed) Problem() string {
 	return ""
 }
 
+// Done is closed when Close is called: every subscription has ended.
+func (f *Feed) Done() <-chan struct{} { return f.done }
+
 // Overflows counts resync signals sent because a subscriber fell behind.
 func (f *Feed) Overflows() int64 { return f.bus.Overflows() }
 

@@ -9,13 +9,14 @@ import (
 
 	"github.com/voltro/voltro/changes"
 	"github.com/voltro/voltro/internal/cdc"
+	"github.com/voltro/voltro/internal/cdc/cdcpub"
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/store"
 )
 
 // Changes is this instance's change feed (package changes): Subscribe,
 // Insert/Update/Delete/Tx, SSEHandler. It starts with the app.
-func (a *App) Changes() *changes.Feed { return a.feed }
+func (a *App) Changes() *changes.Feed { return a.pub }
 
 // openFeed creates the feed at New (the boot log names its transport) and
 // starts it with the app, sharing the store's pool where there is one.
@@ -34,6 +35,7 @@ func (a *App) openFeed(ctx context.Context, cfg config.Config, env func(string) 
 		return err
 	}
 	a.feed = f // inspect reports its flavor and problem (facts.go)
+	a.pub = cdcpub.Wrap(f).(*changes.Feed)
 	a.hooks = append(a.hooks, func(ctx context.Context) error { return f.Start(ctx) })
 	a.closes = append(a.closes, func(context.Context) error { return f.Close() })
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/voltro/voltro/changes"
 	"github.com/voltro/voltro/internal/cdc"
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/engine"
@@ -29,6 +30,7 @@ type App struct {
 	wf    *workflow.Engine
 	sched *schedule.Scheduler
 	feed  *cdc.Feed
+	pub   *changes.Feed // feed as users see it (App.Changes)
 	// replicas watches for other live instances with this replica id
 	// (clustered only).
 	replicas *replicaWatch

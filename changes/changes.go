@@ -2,71 +2,76 @@ package changes
 
 import (
 	"context"
+	"database/sql"
+	"log/slog"
+	"time"
 
 	"github.com/voltro/voltro/internal/cdc"
-	"github.com/voltro/voltro/internal/cdc/delta"
+	"github.com/voltro/voltro/internal/cdc/cdcpub"
 )
 
-// Feed is the change feed of one instance; see the package documentation.
-// Its methods: Start, Close, Subscribe, Insert, Update, Delete, Tx, DB,
-// SSEHandler, and for status displays Dialect, Transport, Flavor, BootLine,
-// ServerID, ReplicaID, Fallback, Overflows.
-type Feed = cdc.Feed
+func init() { cdcpub.Wrap = func(f *cdc.Feed) any { return wrap(f) } }
 
-// Tx is a transaction of the data API: its deltas are published only if it
-// commits.
-type Tx = cdc.Tx
-
-// Config says which database a feed watches and as which instance
-// (URL, Dialect, ReplicaID, DisableCDC, ReplicationURL, DB, Buffer, Logger).
-type Config = cdc.Config
-
-// SSEOptions tunes Feed.SSEHandler: the tables it may serve (none by
-// default), a per-request check, the heartbeat.
-type SSEOptions = cdc.SSEOptions
-
-// Delta is one row change of one table, or a resync signal.
-type Delta = delta.Delta
-
-// Op is what happened to a row.
-type Op = delta.Op
-
-// Row is one row as column name -> value.
-type Row = delta.Row
-
-// Filter keeps deltas whose row has each listed column equal to the text.
-type Filter = delta.Filter
-
-// Transport is how changes travel: Notify, Binlog, Inline or Bus.
-type Transport = cdc.Transport
-
-// The operations a Delta carries.
-const (
-	Insert = delta.Insert
-	Update = delta.Update
-	Delete = delta.Delete
-	Resync = delta.Resync
-)
-
-// The transports.
-const (
-	Notify = cdc.Notify
-	Binlog = cdc.Binlog
-	Inline = cdc.Inline
-	Bus    = cdc.Bus
-)
+// Config says which database a feed watches and as which instance.
+// ConfigFromEnv fills it from the deployment environment.
+type Config struct {
+	// URL is the shared database (DB_URL); Dialect overrides its scheme
+	// (DB_DIALECT).
+	URL     string
+	Dialect string
+	// ReplicaID is the stable name of this instance (POD_NAME). It keys the
+	// binlog resume position and derives the binlog server_id. Empty means
+	// hostname-pid, which is not stable across restarts.
+	ReplicaID string
+	// DisableCDC (CDC=0) uses inline emit on every dialect: only writes made
+	// through this feed reach this feed's subscribers.
+	DisableCDC bool
+	// ReplicationURL optionally names a different MariaDB user for the
+	// binlog reader (VOLTRO_CDC_URL); by default the URL's user reads it.
+	ReplicationURL string
+	// DB optionally shares an already open pool; the feed does not close it.
+	DB *sql.DB
+	// Ephemeral feeds (a CLI watch) keep no binlog resume position: they
+	// start at the current position every time.
+	Ephemeral bool
+	// TriggerLinger (PostgreSQL) is how long a table's change trigger stays
+	// after its last subscription on this instance ends (default 10 s;
+	// negative: removed at once). Close removes them at once.
+	TriggerLinger time.Duration
+	// Buffer bounds each subscriber's queue (default 1024 deltas). A
+	// subscriber that falls further behind gets one Resync delta instead.
+	Buffer int
+	// Logger receives the boot line and the transport's warnings (default
+	// slog.Default()).
+	Logger *slog.Logger
+}
 
 // Open connects, resolves the transport and starts it: changes committed
-// after it returns are delivered to subscribers.
-func Open(ctx context.Context, cfg Config) (*Feed, error) { return cdc.Open(ctx, cfg) }
+// after it returns are delivered to subscribers. It is New followed by
+// Start.
+func Open(ctx context.Context, cfg Config) (*Feed, error) {
+	f, err := cdc.Open(ctx, cdc.Config(cfg))
+	if err != nil {
+		return nil, err
+	}
+	return wrap(f), nil
+}
 
-// New connects and resolves the transport without streaming; subscribe,
-// then call Start, so a restarted MariaDB replica's catch-up from its stored
-// position reaches the subscribers.
-func New(ctx context.Context, cfg Config) (*Feed, error) { return cdc.New(ctx, cfg) }
+// New connects and resolves the transport (checking the binlog
+// preconditions on MariaDB) without streaming; subscribe, then call Start,
+// so a restarted MariaDB replica's catch-up from its stored position reaches
+// the subscribers.
+func New(ctx context.Context, cfg Config) (*Feed, error) {
+	f, err := cdc.New(ctx, cdc.Config(cfg))
+	if err != nil {
+		return nil, err
+	}
+	return wrap(f), nil
+}
 
-// ConfigFromEnv reads DB_URL, DB_DIALECT, POD_NAME, CDC and VOLTRO_CDC_URL.
-func ConfigFromEnv(env func(string) string) (Config, error) { return cdc.ConfigFromEnv(env) }
-
-// ParseFilter reads COL=VALUE terms into a Filter.
-func ParseFilter(terms []string) (Filter, error) { return delta.ParseFilter(terms) }
+// ConfigFromEnv reads DB_URL, DB_DIALECT, POD_NAME, CDC (1 or 0) and
+// VOLTRO_CDC_URL; pass os.Getenv.
+func ConfigFromEnv(env func(string) string) (Config, error) {
+	c, err := cdc.ConfigFromEnv(env)
+	return Config(c), err
+}

@@ -15,14 +15,31 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 )
 
-// aliasesAllowed are the aliases kept on purpose: one error type shared
-// with the internal packages, so errors.As finds every error voltro returns.
-var aliasesAllowed = map[string]bool{"Error": true, "Code": true}
+// publicPackages are the directories of the public packages, each with the
+// aliases kept on purpose: the root's one error type shared with the
+// internal packages, so errors.As finds every error voltro returns.
+var publicPackages = map[string]map[string]bool{
+	".":       {"Error": true, "Code": true},
+	"changes": {},
+}
 
 func TestPublicAPINamesNoInternalPackage(t *testing.T) {
-	files, err := filepath.Glob("*.go")
+	for dir, aliasesAllowed := range publicPackages {
+		for _, b := range internalNames(t, dir, aliasesAllowed) {
+			t.Error(b)
+		}
+	}
+}
+
+// internalNames lists where the exported API of the package in dir names an
+// internal package or is an alias (other than aliasesAllowed).
+func internalNames(t *testing.T, dir string, aliasesAllowed map[string]bool) []string {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no Go files in %s", dir)
 	}
 	fset := token.NewFileSet()
 	var bad []string
@@ -69,6 +86,12 @@ func TestPublicAPINamesNoInternalPackage(t *testing.T) {
 				}
 			case *ast.GenDecl:
 				for _, s := range d.Specs {
+					if vs, ok := s.(*ast.ValueSpec); ok {
+						if u := exportedConstUse(d.Tok, vs, uses); u != "" {
+							bad = append(bad, fset.Position(vs.Pos()).String()+": "+u)
+						}
+						continue
+					}
 					ts, ok := s.(*ast.TypeSpec)
 					if !ok || !ts.Name.IsExported() {
 						continue
@@ -87,9 +110,7 @@ func TestPublicAPINamesNoInternalPackage(t *testing.T) {
 			}
 		}
 	}
-	for _, b := range bad {
-		t.Error(b)
-	}
+	return bad
 }
 
 // exportedRecv reports whether a method's receiver type is exported.
@@ -106,6 +127,35 @@ func exportedRecv(r *ast.FieldList) bool {
 	}
 	id, ok := e.(*ast.Ident)
 	return ok && id.IsExported()
+}
+
+// exportedConstUse names an exported constant of vs whose type is an
+// internal one ("" if none): declared with that type, or untyped and equal
+// to an internal constant (const Insert = delta.Insert is a delta.Op, which
+// users cannot spell and go doc does not list with its methods).
+func exportedConstUse(tok token.Token, vs *ast.ValueSpec, uses func(ast.Node) string) string {
+	if tok != token.CONST {
+		return ""
+	}
+	for i, n := range vs.Names {
+		if !n.IsExported() {
+			continue
+		}
+		if vs.Type != nil {
+			if u := uses(vs.Type); u != "" {
+				return "const " + n.Name + " has type " + u
+			}
+			continue
+		}
+		if i < len(vs.Values) {
+			if sel, ok := vs.Values[i].(*ast.SelectorExpr); ok {
+				if u := uses(sel); u != "" {
+					return "const " + n.Name + " = " + u + " has its internal type"
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // exportedFieldUse is the first internal name an exported part of ts uses:

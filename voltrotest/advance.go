@@ -208,7 +208,11 @@ func (e *Env) quiet(ctx context.Context) (idle bool, next time.Time, st clock.St
 func (e *Env) Advance(d time.Duration) {
 	e.t.Helper()
 	r := &advanceReq{to: e.clk.Now().Add(d), done: make(chan struct{})}
-	e.advances <- r
+	select {
+	case e.advances <- r:
+	case <-e.stopped:
+		e.t.Fatalf("voltrotest: Advance(%s): the environment is closed", d)
+	}
 	t := time.NewTimer(settle)
 	defer t.Stop()
 	select {

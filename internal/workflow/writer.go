@@ -137,7 +137,18 @@ func (g *groupCommit[Q, R]) flush(batch []*queued[Q, R]) {
 	for i, it := range batch {
 		qs[i] = it.q
 	}
-	out, err := g.call(qs)
+	out, timedOut, err := g.call(qs)
+	if timedOut {
+		// The database did not answer within writeTimeout: what queued
+		// meanwhile fails now with the same error instead of waiting as
+		// long again, batch after batch (a paused node would make close,
+		// and so a shutdown, wait for each).
+		g.mu.Lock()
+		rest := g.pending
+		g.pending = nil
+		g.mu.Unlock()
+		batch = append(batch, rest...)
+	}
 	for i, it := range batch {
 		if err != nil {
 			it.out <- result[R]{err: err}
@@ -150,19 +161,21 @@ func (g *groupCommit[Q, R]) flush(batch []*queued[Q, R]) {
 // call runs flushFn under the write timeout. A panic or a short answer
 // becomes the batch's error: every caller of the batch gets an outcome, and
 // the flush slot is given back.
-func (g *groupCommit[Q, R]) call(qs []Q) (out []R, err error) {
+// timedOut reports a batch that failed because writeTimeout ran out.
+func (g *groupCommit[Q, R]) call(qs []Q) (out []R, timedOut bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {
 			out, err = nil, errs.New(errs.CodeInternal, "group commit: the write panicked: %v", p)
 		}
+		timedOut = err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded)
 	}()
 	out, err = g.flushFn(ctx, qs)
 	if err == nil && len(out) != len(qs) {
 		err = errs.New(errs.CodeInternal, "group commit: %d outcomes for %d writes", len(out), len(qs))
 	}
-	return out, err
+	return out, false, err
 }
 
 // close refuses new requests and waits until what was accepted is written.

@@ -67,36 +67,8 @@ func TestGaleraNodeFaults(t *testing.T) {
 func shutdownWhilePaused(t *testing.T, c *testdb.GaleraCluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := c.CreateDatabase(ctx, "voltro_t_galera"); err != nil {
-		t.Fatal(err)
-	}
-	var ps []*proc
-	for i := range 3 {
-		ps = append(ps, startProc(t, fmt.Sprint("leave-", i), map[string]string{
-			"DB_URL": c.Node(i), "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": faultHeartbeat.String(), "E2E_CHAINS": "0",
-		}))
-	}
+	ps, _, handles := loadedCluster(ctx, t, c, "leave", 100, 5)
 	victim := ps[faultVictimNode]
-	cl := client(t, c.Node(0))
-	d := look(t, c.Node(0))
-	testwait.For(t, 60*time.Second, "shards spread over three runners", func() bool {
-		o := owners(t, d)
-		return o[ps[0].addr] == 100 && o[ps[1].addr] == 100 && o[ps[2].addr] == 100
-	})
-	handles := make([]*voltro.Handle[demo.ChainOutput], 100)
-	for i := range handles {
-		h, err := demo.Chain.Start(ctx, cl, demo.ChainInput{Steps: faultSteps, StepMillis: 200})
-		if err != nil {
-			t.Fatal(err)
-		}
-		handles[i] = h
-	}
-	db := d.(store.SQLDB).DB()
-	testwait.For(t, 30*time.Second, "the victim's runner has journaled steps", func() bool {
-		var n int
-		err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM voltro_workflow_journal WHERE runner = ?", victim.addr).Scan(&n)
-		return err == nil && n >= 5
-	})
 	if err := c.Pause(faultVictimNode); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +85,13 @@ func shutdownWhilePaused(t *testing.T, c *testdb.GaleraCluster) {
 	select {
 	case <-victim.exited:
 	case <-time.After(30 * time.Second):
-		t.Fatalf("the instance on the paused node did not exit within 30 s of SIGTERM; its last log lines: %v", victim.logTail(5))
+		// Its goroutines say where it waits.
+		_ = victim.cmd.Process.Signal(syscall.SIGQUIT)
+		<-victim.exited
+		victim.mu.Lock()
+		dump := strings.Join(victim.stderr, "\n")
+		victim.mu.Unlock()
+		t.Fatalf("the instance on the paused node did not exit within 30 s of SIGTERM; its goroutines:\n%s", dump)
 	}
 	t.Logf("the instance on the paused node exited %s after SIGTERM", time.Since(termAt).Round(time.Millisecond))
 	for _, h := range handles {
@@ -140,40 +118,12 @@ const (
 func galeraFault(t *testing.T, c *testdb.GaleraCluster, f nodeFault) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := c.CreateDatabase(ctx, "voltro_t_galera"); err != nil {
-		t.Fatal(err)
-	}
-	var ps []*proc
-	for i := range 3 {
-		ps = append(ps, startProc(t, fmt.Sprint(f.name, "-", i), map[string]string{
-			"DB_URL": c.Node(i), "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": faultHeartbeat.String(), "E2E_CHAINS": "0",
-		}))
-	}
+	ps, d, handles := loadedCluster(ctx, t, c, f.name, faultRuns, 10)
 	victim, survivors := ps[faultVictimNode], ps[:faultVictimNode]
 	t.Cleanup(func() {
 		if t.Failed() {
 			logWarnings(t, victim)
 		}
-	})
-	cl := client(t, c.Node(0))
-	d := look(t, c.Node(0))
-	testwait.For(t, 60*time.Second, "shards spread over three runners", func() bool {
-		o := owners(t, d)
-		return o[ps[0].addr] == 100 && o[ps[1].addr] == 100 && o[ps[2].addr] == 100
-	})
-	handles := make([]*voltro.Handle[demo.ChainOutput], faultRuns)
-	for i := range handles {
-		h, err := demo.Chain.Start(ctx, cl, demo.ChainInput{Steps: faultSteps, StepMillis: 200})
-		if err != nil {
-			t.Fatal(err)
-		}
-		handles[i] = h
-	}
-	db := d.(store.SQLDB).DB()
-	testwait.For(t, 30*time.Second, "the victim's runner has journaled steps", func() bool {
-		var n int
-		err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM voltro_workflow_journal WHERE runner = ?", victim.addr).Scan(&n)
-		return err == nil && n >= 10
 	})
 	ledger := watchLedger(ctx, t, d)
 	ready := watchReady(victim)
@@ -233,6 +183,43 @@ func galeraFault(t *testing.T, c *testdb.GaleraCluster, f nodeFault) {
 	if h := ready.hangs(); len(h) > 0 {
 		t.Fatalf("the victim's readiness endpoint did not answer %d probes within 3 s, e.g. %s", len(h), h[0])
 	}
+}
+
+// loadedCluster starts one runner process on each node of c (on a fresh
+// database), waits until they share the shards, starts runs demo.chain runs
+// and returns once the victim's runner has journaled minSteps steps.
+func loadedCluster(ctx context.Context, t *testing.T, c *testdb.GaleraCluster, name string, runs, minSteps int) ([]*proc, store.Driver, []*voltro.Handle[demo.ChainOutput]) {
+	if err := c.CreateDatabase(ctx, "voltro_t_galera"); err != nil {
+		t.Fatal(err)
+	}
+	var ps []*proc
+	for i := range 3 {
+		ps = append(ps, startProc(t, fmt.Sprint(name, "-", i), map[string]string{
+			"DB_URL": c.Node(i), "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": faultHeartbeat.String(), "E2E_CHAINS": "0",
+		}))
+	}
+	cl := client(t, c.Node(0))
+	d := look(t, c.Node(0))
+	testwait.For(t, 60*time.Second, "shards spread over three runners", func() bool {
+		o := owners(t, d)
+		return o[ps[0].addr] == 100 && o[ps[1].addr] == 100 && o[ps[2].addr] == 100
+	})
+	handles := make([]*voltro.Handle[demo.ChainOutput], runs)
+	for i := range handles {
+		h, err := demo.Chain.Start(ctx, cl, demo.ChainInput{Steps: faultSteps, StepMillis: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		handles[i] = h
+	}
+	db := d.(store.SQLDB).DB()
+	victim := ps[faultVictimNode]
+	testwait.For(t, 30*time.Second, "the victim's runner has journaled steps", func() bool {
+		var n int
+		err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM voltro_workflow_journal WHERE runner = ?", victim.addr).Scan(&n)
+		return err == nil && n >= minSteps
+	})
+	return ps, d, handles
 }
 
 // logWarnings logs p's warnings and errors, to explain a failure.

@@ -191,6 +191,7 @@ type proc struct {
 	mu      sync.Mutex
 	lines   []string
 	logs    []map[string]any
+	stderr  []string // stderr lines that are not log records (a panic, a SIGQUIT dump)
 	inspect string
 	exited  chan struct{}
 	killed  time.Time
@@ -259,11 +260,13 @@ func startBinary(t *testing.T, name string, cmd *exec.Cmd, role, env map[string]
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			var rec map[string]any
+			p.mu.Lock()
 			if json.Unmarshal(sc.Bytes(), &rec) == nil {
-				p.mu.Lock()
 				p.logs = append(p.logs, rec)
-				p.mu.Unlock()
+			} else {
+				p.stderr = append(p.stderr, sc.Text())
 			}
+			p.mu.Unlock()
 		}
 	}()
 	go func() {

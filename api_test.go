@@ -19,8 +19,9 @@ import (
 // aliases kept on purpose: the root's one error type shared with the
 // internal packages, so errors.As finds every error voltro returns.
 var publicPackages = map[string]map[string]bool{
-	".":       {"Error": true, "Code": true},
-	"changes": {},
+	".":          {"Error": true, "Code": true},
+	"changes":    {},
+	"voltrotest": {},
 }
 
 func TestPublicAPINamesNoInternalPackage(t *testing.T) {

@@ -197,6 +197,9 @@ func (a *App) MetricsRegistry() *prometheus.Registry { return a.e.Telemetry().Re
 
 // Close leaves the cluster gracefully: running handlers finish (bounded by
 // ctx), shards are released for the survivors, and the store is closed.
+// When the database does not answer (a paused or unreachable node), Close
+// does not wait on it shard by shard: it stops every handler at once and
+// leaves the shards' locks to expire.
 func (a *App) Close(ctx context.Context) error {
 	for i := len(a.closes) - 1; i >= 0; i-- {
 		_ = a.closes[i](ctx)

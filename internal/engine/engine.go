@@ -75,6 +75,7 @@ type Engine struct {
 	// secrets sign (the first) and verify (any) runner RPC.
 	secrets []string
 	wakes   bool // the store pushes wake-ups itself
+	ledger  ledgerView
 	// private: single-process runner storage on a shared SQL store; shard
 	// ids carry the replica id (runner.PrivateGroups).
 	private    bool

@@ -160,54 +160,6 @@ func (e *Engine) Dispatched(m store.Message, res store.EnqueueResult) bool {
 	return false
 }
 
-// WakeShard makes the shard's owner read now: ourselves, or a peer by RPC
-// unless the store's own feed wakes it.
-func (e *Engine) WakeShard(shard string) {
-	if e.deliv.Epoch(shard) > 0 || !e.cfg.Clustered() {
-		e.deliv.Wake()
-		return
-	}
-	e.wakeOwner(shard)
-}
-
-// wakeOwner tells the shard's owner to read, unless the store's own feed
-// does that (PostgreSQL NOTIFY). Best effort: the owner polls anyway.
-func (e *Engine) wakeOwner(shard string) {
-	if e.wakes {
-		return
-	}
-	owner := e.runner.Owner(shard)
-	if (owner == "" && !e.clientOnly) || owner == e.address {
-		return
-	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		if owner == "" { // a client: it keeps no view of the ring
-			if owner = e.ledgerOwner(ctx, shard); owner == "" {
-				return
-			}
-		}
-		if err := e.client.Wake(ctx, owner, []string{shard}); err != nil {
-			e.log.Debug("runner rpc: wake failed; the owner will poll", "owner", owner, "err", err)
-		}
-	}()
-}
-
-// ledgerOwner is the live owner of shard in the ledger, or "".
-func (e *Engine) ledgerOwner(ctx context.Context, shard string) string {
-	locks, err := e.d.ShardLocks(ctx)
-	if err != nil {
-		return ""
-	}
-	for _, l := range locks {
-		if l.Shard == shard && !l.Expired {
-			return l.Owner
-		}
-	}
-	return ""
-}
-
 // Request sends and waits for the final reply (or ctx's deadline). A
 // duplicate dedupe key returns the stored reply of the first send.
 func (e *Engine) Request(ctx context.Context, in Message) (store.Reply, error) {
@@ -339,13 +291,14 @@ func (e *Engine) onWake(w store.Wake) {
 	}
 }
 
-func (e *Engine) onRPCWake(shards []string) {
+func (e *Engine) onRPCWake(shards []string) bool {
 	for _, s := range shards {
 		if e.deliv.Epoch(s) > 0 {
 			e.deliv.Wake()
-			return
+			return true
 		}
 	}
+	return false
 }
 
 func (e *Engine) onRPCReply(id int64) { e.notify(id, store.Reply{}) }

@@ -124,6 +124,8 @@ func (c *Client) call(ctx context.Context, addr, path string, in, out any) error
 		return c.warnTLS(addr, errs.New(errs.CodeUnavailable, "runner %s speaks TLS on its runner port, but this runner has no %s: every instance of a cluster needs the same VOLTRO_RUNNER_TLS_* settings", addr, EnvTLSCert))
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return errs.New(errs.CodeUnauthenticated, "runner %s refused the call: %s", addr, bytes.TrimSpace(data))
+	case resp.StatusCode == http.StatusConflict && bytes.Contains(data, []byte(notOwner)):
+		return errs.New(errs.CodeNotOwner, "runner %s: %s", addr, notOwner)
 	case resp.StatusCode >= 300:
 		return errs.New(errs.CodeUnavailable, "runner %s: %s: %s", addr, resp.Status, bytes.TrimSpace(data))
 	}
@@ -177,7 +179,8 @@ func (c *Client) Ping(ctx context.Context, addr string) error {
 	return c.call(ctx, addr, PathPing, nil, nil)
 }
 
-// Wake asks addr to read shards now.
+// Wake asks addr to read shards now. An errs.CodeNotOwner error says addr
+// holds none of them (an older runner answers success either way).
 func (c *Client) Wake(ctx context.Context, addr string, shards []string) error {
 	return c.call(ctx, addr, PathWake, WakeRequest{Shards: shards}, nil)
 }

@@ -48,7 +48,12 @@ type recorder struct {
 
 func (r *recorder) handlers() Handlers {
 	return Handlers{
-		Wake: func(s []string) { r.mu.Lock(); r.woke = append(r.woke, s...); r.mu.Unlock() },
+		Wake: func(s []string) bool {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.woke = append(r.woke, s...)
+			return len(s) == 0 || !strings.HasPrefix(s[0], "unheld/")
+		},
 		Reply: func(id int64) {
 			r.mu.Lock()
 			r.replies = append(r.replies, id)
@@ -88,6 +93,11 @@ func TestSignedCallsAndRefusals(t *testing.T) {
 	}
 	if err := c.Wake(ctx, addr, []string{"default/1", "default/2"}); err != nil {
 		t.Fatal(err)
+	}
+	// A wake-up for shards the receiver does not hold says so: the sender
+	// then looks for the holder.
+	if err := c.Wake(ctx, addr, []string{"unheld/1"}); !errors.Is(err, errs.ErrNotOwner) {
+		t.Fatalf("wake for a shard not held: %v", err)
 	}
 	got, err := c.Volatile(ctx, addr, vol("x"))
 	if err != nil || string(got) != `echo:{"amount":999999}` {

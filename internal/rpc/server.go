@@ -71,9 +71,12 @@ type VolatileResponse struct {
 
 // Handlers is what the engine serves. A wake or a reply push only makes the
 // receiver re-read the store; a volatile message runs a handler and the
-// engine decides which (never a workflow's).
+// engine decides which (never a workflow's). Wake reports whether the
+// receiver holds any of the shards: when it holds none the call is
+// answered 409 (errs.CodeNotOwner at the client), so a sender whose view
+// of the cluster is stale can look the holder up instead.
 type Handlers struct {
-	Wake     func(shards []string)
+	Wake     func(shards []string) bool
 	Reply    func(requestID int64)
 	Volatile func(ctx context.Context, req VolatileRequest) ([]byte, error)
 }
@@ -239,7 +242,10 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, body []byte) {
 		if !ok(w, err) {
 			return
 		}
-		s.h.Wake(req.Shards)
+		if !s.h.Wake(req.Shards) {
+			http.Error(w, "voltro runner rpc: "+notOwner, http.StatusConflict)
+			return
+		}
 		w.WriteHeader(http.StatusNoContent)
 	case PathReply:
 		req, err := DecodeReply(body)
@@ -305,6 +311,10 @@ func (s *Server) fresh(nonce string, now time.Time) bool {
 	s.nonces[nonce] = ms + 2*MaxSkew.Milliseconds()
 	return true
 }
+
+// notOwner is the body of a wake-up's 409: the receiver holds none of the
+// shards named.
+const notOwner = "this runner holds none of the shards named"
 
 func ok(w http.ResponseWriter, err error) bool {
 	if err != nil {

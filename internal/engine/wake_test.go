@@ -152,3 +152,91 @@ func entitiesOn(t *testing.T, e *Engine, shard string, n int) []string {
 	}
 	return ids
 }
+
+// unlisted holds a runner's cluster listing until released: an instance
+// that has just booted and has no view of the cluster yet.
+type unlisted struct {
+	store.Driver
+	gate chan struct{}
+}
+
+func (u unlisted) ListRunners(ctx context.Context) ([]store.Runner, error) {
+	select {
+	case <-u.gate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return u.Driver.ListRunners(ctx)
+}
+
+// An instance sends before its first listing of the cluster (right after
+// boot): its view names no owner, and the holder the ledger names is woken.
+func TestWakeBeforeTheFirstListing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		open func(t *testing.T) store.Driver
+	}{
+		{"memory", func(t *testing.T) store.Driver { return memory.New() }},
+		{"mariadb", func(t *testing.T) store.Driver {
+			s, err := mysql.Open(context.Background(), testdb.MariaDB(t, "engine_wake_boot"), mysql.Options{Logger: quiet()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wakeAtBoot(t, tc.open(t)) })
+	}
+}
+
+func wakeAtBoot(t *testing.T, d store.Driver) {
+	got := make(chan string, 4)
+	handler := func(ctx context.Context, m store.Message) ([]byte, error) {
+		got <- m.EntityID
+		return nil, nil
+	}
+	ac := clusterConfig(t, "a")
+	ac.PollInterval = wakePoll
+	a := startEngine(t, d, ac)
+	if err := a.Register("echo", handler, EntityOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, 10*time.Second, "a holds every shard", ownsAll(a))
+	var shard string
+	for sh := range a.Runner().Held() {
+		shard = sh
+		break
+	}
+	ids := entitiesOn(t, a, shard, 2)
+	ctx := context.Background()
+	// a reads the shard once (its own send): its next read is a wake-up or
+	// the poll.
+	if _, err := a.Send(ctx, Message{EntityType: "echo", EntityID: ids[0], Payload: []byte("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	if id := <-got; id != ids[0] {
+		t.Fatalf("delivered %s", id)
+	}
+	sc := clusterConfig(t, "s")
+	sc.PollInterval = wakePoll
+	gate := make(chan struct{})
+	s := startEngine(t, unlisted{d, gate}, sc)
+	t.Cleanup(func() { close(gate) }) // before s closes
+	if o := s.Runner().Owner(shard); o != "" {
+		t.Fatalf("the sender has a view (%q for %s): the test tests nothing", o, shard)
+	}
+	sent := time.Now()
+	if _, err := s.Send(ctx, Message{EntityType: "echo", EntityID: ids[1], Payload: []byte("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-got:
+		if id != ids[1] {
+			t.Fatalf("delivered %s", id)
+		}
+		t.Logf("delivered %v after the send (poll interval %v)", time.Since(sent).Round(time.Millisecond), wakePoll)
+	case <-time.After(wakePoll / 3):
+		t.Fatalf("not delivered within %v: the wake-up did not reach the holder", wakePoll/3)
+	}
+}

@@ -7,10 +7,7 @@ package voltro
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
-	"os"
 
-	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/workflow"
@@ -36,17 +33,11 @@ type Client struct {
 }
 
 // NewClient opens the database (DB_URL, or WithDB) as a client. It takes
-// WithDB, WithEnv and WithLogger (default: slog.Default()); the store is
+// WithDB, WithConfig, WithEnv and WithLogger (default: slog.Default()),
+// resolved as New resolves them; the store is
 // migrated and its cluster config checked as New does. Close it when done.
 func NewClient(ctx context.Context, opts ...Option) (*Client, error) {
-	o := appOptions{env: os.Getenv}
-	for _, f := range opts {
-		f(&o)
-	}
-	if o.logger == nil {
-		o.logger = slog.Default()
-	}
-	cfg, err := config.FromEnv(o.env, o.dbURL)
+	o, cfg, err := resolve(opts)
 	if err != nil {
 		return nil, err
 	}

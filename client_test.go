@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/testdb"
 )
 
 type greetIn struct {
@@ -123,6 +124,23 @@ func testClient(t *testing.T, db txDB) {
 
 func TestClientPostgres(t *testing.T) { testClient(t, txPostgres(t, "client")) }
 func TestClientMariaDB(t *testing.T)  { testClient(t, txMariaDB(t, "client")) }
+
+// TestClientTakesConfig: a Config passed to NewClient is laid over the
+// environment as it is for New, so a web tier configured by struct reaches
+// the cluster's database, not the environment's memory default.
+func TestClientTakesConfig(t *testing.T) {
+	url := testdb.Postgres(t, "clientcfg")
+	env := map[string]string{"DB_URL": "memory:", "VOLTRO_CLUSTER_SECRET": "s"}
+	c, err := voltro.NewClient(context.Background(), voltro.WithEnv(func(k string) string { return env[k] }),
+		voltro.WithConfig(voltro.Config{DatabaseURL: url}))
+	if err != nil {
+		t.Fatalf("NewClient with a Config naming PostgreSQL over a memory environment: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Start(context.Background(), clientGreet.Name(), greetIn{Name: "cfg"}); err != nil {
+		t.Fatalf("start through the configured client: %v", err)
+	}
+}
 
 func TestClientRefusesMemory(t *testing.T) {
 	if _, err := voltro.NewClient(context.Background(), voltro.WithDB("memory:")); !errors.Is(err, voltro.ErrInvalidArgument) {

@@ -78,17 +78,7 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 // the cluster configuration. Register entity types, workflows and schedules,
 // then Start.
 func New(ctx context.Context, opts ...Option) (*App, error) {
-	o := appOptions{env: os.Getenv}
-	for _, f := range opts {
-		f(&o)
-	}
-	if o.logger == nil {
-		o.logger = slog.Default()
-	}
-	if o.config != nil {
-		o.env = o.config.over(o.env)
-	}
-	cfg, err := config.FromEnv(o.env, o.dbURL)
+	o, cfg, err := resolve(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -290,4 +280,22 @@ func (a *App) ShardOwners(ctx context.Context) (map[string]string, int, error) {
 		}
 	}
 	return out, a.e.Config().ShardCount, nil
+}
+
+// resolve applies opts over the defaults and resolves the configuration the
+// way New and NewClient share: WithDB over a set Config field over the
+// environment over the default.
+func resolve(opts []Option) (appOptions, config.Config, error) {
+	o := appOptions{env: os.Getenv}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	if o.config != nil {
+		o.env = o.config.over(o.env)
+	}
+	cfg, err := config.FromEnv(o.env, o.dbURL)
+	return o, cfg, err
 }

@@ -5,7 +5,7 @@ package engine
 // view of the cluster (its last listing), and when that view has no owner,
 // names ourselves without our holding the shard, or names a runner that
 // answers that it holds none of it (right after boot, during a handover),
-// by the lock ledger, read at most once per ledgerTTL.
+// by the lock ledger (a copy that names a holder serves for ledgerTTL).
 
 import (
 	"context"
@@ -41,16 +41,19 @@ func (e *Engine) wakeOwner(shard string) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
+		refused := false
 		if view != "" && view != e.address {
 			err := e.client.Wake(ctx, view, []string{shard})
 			if err == nil {
 				return
 			}
+			refused = true
 			if !errors.Is(err, errs.ErrNotOwner) {
 				e.log.Debug("runner rpc: wake failed; asking the ledger", "owner", view, "err", err)
 			}
 		}
-		holder := e.ledger.owner(ctx, e.d, shard)
+		// After a refusal the copy may be the one that named view: read again.
+		holder := e.ledger.owner(ctx, e.d, shard, refused)
 		if holder == "" || holder == view || holder == e.address {
 			return
 		}
@@ -68,21 +71,28 @@ type ledgerView struct {
 	owners map[string]string
 }
 
-// owner is the live holder of shard in the ledger, or "": from the copy
-// when it is younger than ledgerTTL, else read again (callers arriving
-// during the read wait for it and share it). A failed read counts as a
-// read with no holders, so a failing database is not asked once per send.
-func (v *ledgerView) owner(ctx context.Context, d store.Driver, shard string) string {
+// owner is the live holder of shard in the ledger, or "". A copy younger
+// than ledgerTTL answers when it names a holder and fresh is false; a copy
+// with no holder for shard does not, since a shard acquired since the copy
+// was read would otherwise go unwoken until its owner's poll. A read made
+// after this call began answers in every case: callers waiting during a
+// read share it, so a burst of sends costs one read.
+func (v *ledgerView) owner(ctx context.Context, d store.Driver, shard string, fresh bool) string {
+	asked := time.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.at.IsZero() || time.Since(v.at) >= ledgerTTL {
-		locks, err := d.ShardLocks(ctx)
-		v.at, v.owners = time.Now(), make(map[string]string, len(locks))
-		if err == nil {
-			for _, l := range locks {
-				if l.Owner != "" && !l.Expired {
-					v.owners[l.Shard] = l.Owner
-				}
+	if v.at.After(asked) {
+		return v.owners[shard]
+	}
+	if h := v.owners[shard]; h != "" && !fresh && time.Since(v.at) < ledgerTTL {
+		return h
+	}
+	locks, err := d.ShardLocks(ctx)
+	v.at, v.owners = time.Now(), make(map[string]string, len(locks))
+	if err == nil {
+		for _, l := range locks {
+			if l.Owner != "" && !l.Expired {
+				v.owners[l.Shard] = l.Owner
 			}
 		}
 	}

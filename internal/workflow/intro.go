@@ -30,6 +30,11 @@ const (
 	introBufferMax = 8192
 	// introWriteTimeout bounds one batch's write.
 	introWriteTimeout = 10 * time.Second
+	// introCloseWait bounds how long close waits for the writer. The
+	// context does not reach every network read (a MySQL COMMIT to a
+	// database that stopped answering blocks until the connection dies),
+	// and introspection is best effort, so shutdown does not wait on it.
+	introCloseWait = 2 * time.Second
 )
 
 type recorder struct {
@@ -163,7 +168,8 @@ func signal(c chan struct{}) {
 }
 
 // close flushes what is buffered and stops the writer; later records are
-// dropped.
+// dropped. It waits for the writer at most introCloseWait: a write stuck on
+// a database that does not answer is abandoned (logged), not waited for.
 func (r *recorder) close() {
 	r.once.Do(func() {
 		r.mu.Lock()
@@ -171,7 +177,13 @@ func (r *recorder) close() {
 		r.mu.Unlock()
 		close(r.stop)
 	})
-	<-r.done
+	t := time.NewTimer(introCloseWait)
+	defer t.Stop()
+	select {
+	case <-r.done:
+	case <-t.C:
+		r.log.Warn("workflow introspection: the last write did not finish; closing without it", "waited", introCloseWait)
+	}
 }
 
 func (r *recorder) event(id, kind, detail string) {

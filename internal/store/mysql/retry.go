@@ -9,6 +9,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
@@ -75,6 +76,26 @@ func (s *Store) inTx(ctx context.Context, opts *sql.TxOptions, fn func(tx *sql.T
 			_ = tx.Rollback()
 			return err
 		}
-		return tx.Commit()
+		return commit(ctx, tx)
 	})
+}
+
+// commit commits tx, or gives up when ctx ends first. go-sql-driver/mysql
+// watches the context during queries and execs but not during COMMIT, so a
+// server that stops answering (a paused or partitioned node) would hold the
+// caller until the connection dies, and shutdown with it. When ctx ends
+// first the outcome is unknown, as after a connection lost mid-commit; the
+// abandoned COMMIT ends with its connection.
+func commit(ctx context.Context, tx *sql.Tx) error {
+	if ctx.Done() == nil {
+		return tx.Commit()
+	}
+	done := make(chan error, 1)
+	go func() { done <- tx.Commit() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("commit: outcome unknown, the server did not answer before the context ended: %w", ctx.Err())
+	}
 }

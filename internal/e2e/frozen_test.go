@@ -8,8 +8,10 @@ package e2e
 // SIGTERM holds its share of the shards within 2 s of being exec'd.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,6 +61,10 @@ func frozenRunner(t *testing.T, urls []string, n int) {
 	if err := victim.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// kill returns before the kernel stops the process: the victim can still
+	// stamp a step's end just after the call. frozenAt is when the process is
+	// seen stopped, so no stamp of its own can be later unless it ran again.
+	testwait.For(t, 10*time.Second, "the victim stopped", func() bool { return stopped(victim.cmd.Process.Pid) })
 	frozenAt := time.Now()
 	resumed := false
 	defer func() {
@@ -244,4 +250,16 @@ func takenSince(t *testing.T, d store.Driver, owner string, before map[string]in
 		}
 	}
 	return n
+}
+
+// stopped reports whether process pid is in the stopped state (T) by
+// /proc/<pid>/stat.
+func stopped(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name, which may hold spaces.
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'T'
 }

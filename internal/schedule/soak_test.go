@@ -141,7 +141,9 @@ func checkSoak(t *testing.T, st Store, schedule string, replicas int, from, to t
 		case OutcomeWonLock:
 			tk.won++
 			wins[r.ReplicaID]++
-			if r.Status != StatusSucceeded {
+			// A run fired within the last second before SIGTERM may be cut
+			// by the stop, as the gap check below leaves that edge out too.
+			if r.Status != StatusSucceeded && !r.ScheduledAt.After(to) {
 				t.Errorf("won run not succeeded: %+v", r)
 			}
 		case OutcomeLostLock:

@@ -47,7 +47,7 @@ func txPostgres(t testing.TB, name string) txDB {
 
 func txMariaDB(t testing.TB, name string) txDB {
 	url := testdb.MariaDB(t, name)
-	dsn := strings.TrimSuffix(testdb.MariaDBAdminDSN(), "/") + "/voltro_t_" + name
+	dsn := strings.TrimSuffix(testdb.MariaDBAdminDSN(), "/") + "/" + testdb.DBName(name)
 	return txDB{url, func(t testing.TB) *sql.DB { return ownPool(t, "mysql", dsn) }}
 }
 

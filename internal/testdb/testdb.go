@@ -30,10 +30,11 @@ func MariaDBAdminDSN() string {
 	return "root@tcp(127.0.0.1:3306)/"
 }
 
-// Postgres drops and recreates database voltro_t_<name> and returns its URL.
+// Postgres drops and recreates database DBName(name) and returns its URL.
+// The database is dropped again when t ends, if t passed.
 func Postgres(t testing.TB, name string) string {
 	t.Helper()
-	dbname := "voltro_t_" + name
+	dbname := DBName(name)
 	admin(t, "pgx", PostgresAdminURL(), func(ctx context.Context, db *sql.DB) {
 		if _, err := db.ExecContext(ctx, fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, dbname)); err != nil {
 			t.Fatalf("testdb: PostgreSQL at %s does not answer (run scripts/test to start it): %v", PostgresAdminURL(), err)
@@ -42,6 +43,7 @@ func Postgres(t testing.TB, name string) string {
 			t.Fatalf("testdb: create %s: %v", dbname, err)
 		}
 	})
+	dropOnPass(t, "pgx", PostgresAdminURL(), `DROP DATABASE IF EXISTS `+dbname+` WITH (FORCE)`)
 	return postgresURL(t, dbname)
 }
 
@@ -71,11 +73,12 @@ func postgresURL(t testing.TB, dbname string) string {
 	return u.String()
 }
 
-// MariaDB drops and recreates database voltro_t_<name> and returns a
-// mariadb:// URL for it.
+// MariaDB drops and recreates database DBName(name) and returns a
+// mariadb:// URL for it. The database is dropped again when t ends, if t
+// passed.
 func MariaDB(t testing.TB, name string) string {
 	t.Helper()
-	dbname := "voltro_t_" + name
+	dbname := DBName(name)
 	admin(t, "mysql", MariaDBAdminDSN(), func(ctx context.Context, db *sql.DB) {
 		if _, err := db.ExecContext(ctx, "DROP DATABASE IF EXISTS "+dbname); err != nil {
 			t.Fatalf("testdb: MariaDB at %s does not answer (run scripts/test to start it): %v", MariaDBAdminDSN(), err)
@@ -84,6 +87,7 @@ func MariaDB(t testing.TB, name string) string {
 			t.Fatalf("testdb: create %s: %v", dbname, err)
 		}
 	})
+	dropOnPass(t, "mysql", MariaDBAdminDSN(), "DROP DATABASE IF EXISTS "+dbname)
 	return "mariadb://root@127.0.0.1:3306/" + dbname
 }
 

@@ -17,7 +17,7 @@ import (
 // name, with a DSN of its own (no parseTime, as many applications have it).
 func userPool(t *testing.T, name string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("mysql", strings.TrimSuffix(testdb.MariaDBAdminDSN(), "/")+"/voltro_t_"+name)
+	db, err := sql.Open("mysql", strings.TrimSuffix(testdb.MariaDBAdminDSN(), "/")+"/"+testdb.DBName(name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,10 +16,10 @@ import (
 )
 
 // publicPackages are the directories of the public packages, each with the
-// aliases kept on purpose: the root's one error type shared with the
-// internal packages, so errors.As finds every error voltro returns.
+// aliases kept on purpose (none: the root's Error and Code are mirrors of
+// the engine's, not aliases).
 var publicPackages = map[string]map[string]bool{
-	".":          {"Error": true, "Code": true},
+	".":          {},
 	"changes":    {},
 	"voltrotest": {},
 }
@@ -130,12 +130,13 @@ func exportedRecv(r *ast.FieldList) bool {
 	return ok && id.IsExported()
 }
 
-// exportedConstUse names an exported constant of vs whose type is an
-// internal one ("" if none): declared with that type, or untyped and equal
-// to an internal constant (const Insert = delta.Insert is a delta.Op, which
-// users cannot spell and go doc does not list with its methods).
+// exportedConstUse names an exported constant or variable of vs that go
+// doc would show with an internal name ("" if none): declared with an
+// internal type (const Insert delta.Op, which users cannot spell), or with
+// a value that names an internal package (const Skip = schedule.Skip, var
+// ErrX = errs.ErrX), which go doc prints instead of the value and its doc.
 func exportedConstUse(tok token.Token, vs *ast.ValueSpec, uses func(ast.Node) string) string {
-	if tok != token.CONST {
+	if tok != token.CONST && tok != token.VAR {
 		return ""
 	}
 	for i, n := range vs.Names {
@@ -144,15 +145,12 @@ func exportedConstUse(tok token.Token, vs *ast.ValueSpec, uses func(ast.Node) st
 		}
 		if vs.Type != nil {
 			if u := uses(vs.Type); u != "" {
-				return "const " + n.Name + " has type " + u
+				return tok.String() + " " + n.Name + " has type " + u
 			}
-			continue
 		}
 		if i < len(vs.Values) {
-			if sel, ok := vs.Values[i].(*ast.SelectorExpr); ok {
-				if u := uses(sel); u != "" {
-					return "const " + n.Name + " = " + u + " has its internal type"
-				}
+			if u := uses(vs.Values[i]); u != "" {
+				return tok.String() + " " + n.Name + " is " + u + ": go doc shows that, not its value"
 			}
 		}
 	}
@@ -187,7 +185,7 @@ func exportedFieldUse(ts *ast.TypeSpec, uses func(ast.Node) string) string {
 
 // The codes users read in go doc are the ones the engine writes.
 func TestErrorCodesAreTheEngines(t *testing.T) {
-	for got, want := range map[Code]Code{
+	for got, want := range map[Code]errs.Code{
 		CodeInvalidConfig: errs.CodeInvalidConfig, CodeInvalidArgument: errs.CodeInvalidArgument, CodeNotFound: errs.CodeNotFound,
 		CodeFenced: errs.CodeFenced, CodeUnregistered: errs.CodeUnregistered, CodeDecode: errs.CodeDecode,
 		CodeHandlerPanic: errs.CodeHandlerPanic, CodeHandler: errs.CodeHandler, CodeDeadline: errs.CodeDeadline,
@@ -196,7 +194,7 @@ func TestErrorCodesAreTheEngines(t *testing.T) {
 		CodeUnauthenticated: errs.CodeUnauthenticated, CodeNotOwner: errs.CodeNotOwner, CodeAlreadyExists: errs.CodeAlreadyExists,
 		CodePermission: errs.CodePermission, CodeInternal: errs.CodeInternal,
 	} {
-		if got != want {
+		if errs.Code(got) != want {
 			t.Errorf("code %q, the engine's %q", got, want)
 		}
 	}

@@ -92,12 +92,12 @@ type ParentClosePolicy string
 // Parent-close policies.
 const (
 	// ParentCloseTerminate cancels the child (the default).
-	ParentCloseTerminate ParentClosePolicy = workflow.ParentCloseTerminate
+	ParentCloseTerminate ParentClosePolicy = "terminate"
 	// ParentCloseRequestCancel asks the child to cancel, as
 	// App.CancelWorkflow does.
-	ParentCloseRequestCancel ParentClosePolicy = workflow.ParentCloseRequestCancel
+	ParentCloseRequestCancel ParentClosePolicy = "request-cancel"
 	// ParentCloseAbandon leaves the child running on its own.
-	ParentCloseAbandon ParentClosePolicy = workflow.ParentCloseAbandon
+	ParentCloseAbandon ParentClosePolicy = "abandon"
 )
 
 // Patched reports whether the run takes the new branch of the change named

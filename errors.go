@@ -1,7 +1,8 @@
 package voltro
 
-// voltro's one error type and its stable codes, re-exported from the
-// internal package so callers can match with errors.Is and errors.As.
+// voltro's error type and its stable codes: the public mirror of the
+// engine's (internal/errs), so go doc shows them, and errors.Is and
+// errors.As work across the two.
 
 import (
 	"github.com/voltro/voltro/internal/delivery"
@@ -31,11 +32,63 @@ import (
 //
 // errors.As to your own error types does not survive a crossing: carry what
 // the caller needs in a code.
-type Error = errs.Error
+type Error struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+	// Causes are the errors this one wrapped when it crossed a journal, a
+	// child run or a process, flattened (the code and message of a voltro
+	// error, the text of a plain one, with Code ""): errors.Is still
+	// finds them there. Empty on an error that crossed nothing.
+	Causes []Cause `json:"causes,omitempty"`
+	// Err is the error this one wraps in this process (NewError's %w), or
+	// nil. It does not cross a journal or a process: Causes does.
+	Err error `json:"-"`
+}
+
+// Cause is one error an Error wrapped when it crossed a journal or a
+// process: a voltro error's code and message, or a plain error's text
+// (Code "").
+type Cause struct {
+	Code    Code   `json:"code,omitempty"`
+	Message string `json:"message"`
+}
 
 // Code is a stable error code: one of the Code… constants, or your own
 // (voltro.Code("out_of_stock")) for NewError.
-type Code = errs.Code
+type Code string
+
+// engine is the engine's form of e, which does the work of each method.
+func (e *Error) engine() *errs.Error {
+	x := &errs.Error{Code: errs.Code(e.Code), Message: e.Message, Err: e.Err}
+	for _, c := range e.Causes {
+		x.Causes = append(x.Causes, errs.Cause{Code: errs.Code(c.Code), Message: c.Message})
+	}
+	return x
+}
+
+// Error is "voltro CODE: message", with the wrapped error's text unless
+// the message has it already.
+func (e *Error) Error() string { return e.engine().Error() }
+
+// Unwrap returns Err, so errors.Is and errors.As look into what NewError's
+// %w wrapped.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is implements the matching described on Error, for errors.Is: a target
+// *Error by code (and message, if the target has one) against this error
+// and its Causes; any other target by text.
+func (e *Error) Is(target error) bool { return e.engine().Is(target) }
+
+// As lets the engine read an error you return (from a step, a handler or a
+// child) as its own, so its code and causes are journaled with it; you do
+// not call it. errors.As to a *Error needs no method: it is the type.
+func (e *Error) As(target any) bool {
+	if p, ok := target.(**errs.Error); ok && p != nil {
+		*p = e.engine()
+		return true
+	}
+	return false
+}
 
 // Error codes: stable, and never reused for another meaning. Match them with
 // the Err… sentinels (errors.Is) or on (*Error).Code.
@@ -63,27 +116,28 @@ const (
 )
 
 // Sentinels: errors.Is(err, voltro.ErrDeadLettered) matches every error of
-// that code, also one that crossed a process boundary.
+// that code, also one that crossed a process boundary. Each is the *Error of
+// its code with no message.
 var (
-	ErrInvalidConfig   = errs.ErrInvalidConfig
-	ErrInvalidArgument = errs.ErrInvalidArgument
-	ErrNotFound        = errs.ErrNotFound
-	ErrFenced          = errs.ErrFenced
-	ErrUnregistered    = errs.ErrUnregistered
-	ErrDecode          = errs.ErrDecode
-	ErrHandlerPanic    = errs.ErrHandlerPanic
-	ErrHandler         = errs.ErrHandler
-	ErrDeadline        = errs.ErrDeadline
-	ErrClusterMismatch = errs.ErrClusterMismatch
-	ErrLocked          = errs.ErrLocked
-	ErrUnavailable     = errs.ErrUnavailable
-	ErrDeadLettered    = errs.ErrDeadLettered
-	ErrCancelled       = errs.ErrCancelled
-	ErrNonDeterminism  = errs.ErrNonDeterminism
-	ErrUnauthenticated = errs.ErrUnauthenticated
-	ErrNotOwner        = errs.ErrNotOwner
-	ErrAlreadyExists   = errs.ErrAlreadyExists
-	ErrPermission      = errs.ErrPermission
+	ErrInvalidConfig   = &Error{Code: CodeInvalidConfig}   // matches CodeInvalidConfig
+	ErrInvalidArgument = &Error{Code: CodeInvalidArgument} // matches CodeInvalidArgument
+	ErrNotFound        = &Error{Code: CodeNotFound}        // matches CodeNotFound
+	ErrFenced          = &Error{Code: CodeFenced}          // matches CodeFenced
+	ErrUnregistered    = &Error{Code: CodeUnregistered}    // matches CodeUnregistered
+	ErrDecode          = &Error{Code: CodeDecode}          // matches CodeDecode
+	ErrHandlerPanic    = &Error{Code: CodeHandlerPanic}    // matches CodeHandlerPanic
+	ErrHandler         = &Error{Code: CodeHandler}         // matches CodeHandler
+	ErrDeadline        = &Error{Code: CodeDeadline}        // matches CodeDeadline
+	ErrClusterMismatch = &Error{Code: CodeClusterMismatch} // matches CodeClusterMismatch
+	ErrLocked          = &Error{Code: CodeLocked}          // matches CodeLocked
+	ErrUnavailable     = &Error{Code: CodeUnavailable}     // matches CodeUnavailable
+	ErrDeadLettered    = &Error{Code: CodeDeadLettered}    // matches CodeDeadLettered
+	ErrCancelled       = &Error{Code: CodeCancelled}       // matches CodeCancelled
+	ErrNonDeterminism  = &Error{Code: CodeNonDeterminism}  // matches CodeNonDeterminism
+	ErrUnauthenticated = &Error{Code: CodeUnauthenticated} // matches CodeUnauthenticated
+	ErrNotOwner        = &Error{Code: CodeNotOwner}        // matches CodeNotOwner
+	ErrAlreadyExists   = &Error{Code: CodeAlreadyExists}   // matches CodeAlreadyExists
+	ErrPermission      = &Error{Code: CodePermission}      // matches CodePermission
 )
 
 // NewError builds a coded error whose identity survives steps, children,
@@ -91,7 +145,10 @@ var (
 // e.g. var ErrOutOfStock = voltro.NewError("out_of_stock", "out of stock").
 // Use codes of your own (lower_snake_case) for your errors; the Code…
 // constants are voltro's. The format's %w wraps, as with fmt.Errorf.
-func NewError(code Code, format string, args ...any) error { return errs.New(code, format, args...) }
+func NewError(code Code, format string, args ...any) error {
+	x := errs.New(errs.Code(code), format, args...)
+	return &Error{Code: code, Message: x.Message, Err: x.Err}
+}
 
 // Permanent marks a handler error that retrying cannot fix: it becomes the
 // final reply at once.
@@ -100,4 +157,13 @@ func Permanent(err error) error {
 		return nil
 	}
 	return &delivery.Permanent{Err: err}
+}
+
+// mirrorOf is e as an *Error (nil for nil).
+func mirrorOf(e *errs.Error) *Error {
+	var p *Error
+	if e == nil || !e.As(&p) {
+		return nil
+	}
+	return p
 }

@@ -35,13 +35,13 @@ type ScheduleCoordination string
 const (
 	// CoordinationSingle fires on every instance that registers the
 	// schedule: one instance, or dev.
-	CoordinationSingle ScheduleCoordination = ScheduleCoordination(schedule.Single)
+	CoordinationSingle ScheduleCoordination = "single"
 	// CoordinationAdvisoryLock fires on the instance that claims the tick
 	// first (a claims row per tick).
-	CoordinationAdvisoryLock ScheduleCoordination = ScheduleCoordination(schedule.AdvisoryLock)
+	CoordinationAdvisoryLock ScheduleCoordination = "advisoryLock"
 	// CoordinationCluster fires the tick on the owner of the schedule's
 	// shard, through the workflow engine (clustered apps only).
-	CoordinationCluster ScheduleCoordination = ScheduleCoordination(schedule.Cluster)
+	CoordinationCluster ScheduleCoordination = "cluster"
 )
 
 // Coordination overrides the app-wide default coordination for this
@@ -57,12 +57,12 @@ type OverlapPolicy string
 // Overlap policies.
 const (
 	// OverlapSkip drops the tick, recorded as skipped (the default).
-	OverlapSkip OverlapPolicy = OverlapPolicy(schedule.OverlapSkip)
+	OverlapSkip OverlapPolicy = "skip"
 	// OverlapQueue runs the tick once the running one finishes; at most one
 	// waits, later ones are skipped.
-	OverlapQueue OverlapPolicy = OverlapPolicy(schedule.OverlapQueue)
+	OverlapQueue OverlapPolicy = "queue"
 	// OverlapParallel runs every tick regardless.
-	OverlapParallel OverlapPolicy = OverlapPolicy(schedule.OverlapParallel)
+	OverlapParallel OverlapPolicy = "parallel"
 )
 
 // Overlap sets the schedule's overlap policy. An unknown value fails

@@ -6,7 +6,6 @@ package voltro
 import (
 	"context"
 
-	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/store"
 )
 
@@ -15,11 +14,11 @@ type RunStatus string
 
 // Run statuses.
 const (
-	StatusRunning   RunStatus = RunStatus(store.ExecRunning)   // started or resumed, not waiting
-	StatusSuspended RunStatus = RunStatus(store.ExecSuspended) // waiting on a sleep, a signal or a child (WorkflowStatus.WaitingOn says which)
-	StatusCompleted RunStatus = RunStatus(store.ExecCompleted) // finished with an output
-	StatusFailed    RunStatus = RunStatus(store.ExecFailed)    // finished with an error
-	StatusCancelled RunStatus = RunStatus(store.ExecCancelled) // cancelled before it finished
+	StatusRunning   RunStatus = "running"   // started or resumed, not waiting
+	StatusSuspended RunStatus = "suspended" // waiting on a sleep, a signal or a child (WorkflowStatus.WaitingOn says which)
+	StatusCompleted RunStatus = "completed" // finished with an output
+	StatusFailed    RunStatus = "failed"    // finished with an error
+	StatusCancelled RunStatus = "cancelled" // cancelled before it finished
 )
 
 // Terminal reports whether the run has finished (completed, failed or
@@ -44,13 +43,13 @@ type ProblemKind string
 
 // Problem kinds.
 const (
-	ProblemDatabase     ProblemKind = inspect.ProblemDatabase     // the database does not answer (ping, drain statistics)
-	ProblemPool         ProblemKind = inspect.ProblemPool         // the connection pool has not served a query lately; shards released
-	ProblemLocks        ProblemKind = inspect.ProblemLocks        // the shard-lock storage is unhealthy
-	ProblemIdentity     ProblemKind = inspect.ProblemIdentity     // the cluster refused this instance's identity
-	ProblemReadLoop     ProblemKind = inspect.ProblemReadLoop     // the delivery loop has stopped running
-	ProblemStalledShard ProblemKind = inspect.ProblemStalledShard // owned shards have deliverable messages nobody delivers
-	ProblemUnacquired   ProblemKind = inspect.ProblemUnacquired   // shards assigned to this instance could not be acquired
+	ProblemDatabase     ProblemKind = "database"      // the database does not answer (ping, drain statistics)
+	ProblemPool         ProblemKind = "pool"          // the connection pool has not served a query lately; shards released
+	ProblemLocks        ProblemKind = "locks"         // the shard-lock storage is unhealthy
+	ProblemIdentity     ProblemKind = "identity"      // the cluster refused this instance's identity
+	ProblemReadLoop     ProblemKind = "read_loop"     // the delivery loop has stopped running
+	ProblemStalledShard ProblemKind = "stalled_shard" // owned shards have deliverable messages nobody delivers
+	ProblemUnacquired   ProblemKind = "unacquired"    // shards assigned to this instance could not be acquired
 )
 
 // Health evaluates readiness now.

@@ -319,7 +319,7 @@ func statusOf(x store.Execution) WorkflowStatus {
 		s.Output = x.Output
 	}
 	if len(x.Error) > 0 {
-		s.Error = errs.Decode(x.Error)
+		s.Error = mirrorOf(errs.Decode(x.Error))
 	}
 	if !x.FinishedAt.IsZero() {
 		t := x.FinishedAt

@@ -179,6 +179,9 @@ func causes(err error, top *Error) []Cause {
 		if n == nil || len(out) >= maxCauses {
 			return
 		}
+		if m := mirrored(n); m != nil {
+			n = m // a voltro.Error: the Error it stands for
+		}
 		switch v := n.(type) {
 		case *Error:
 			if v != top {

@@ -3,6 +3,8 @@
 
 package cdc
 
+import "github.com/voltro/voltro/internal/store"
+
 // Transport is how changes reach subscribers.
 type Transport string
 
@@ -35,3 +37,16 @@ func (t Transport) Label() string {
 
 // CrossInstance reports whether other instances' writes are delivered.
 func (t Transport) CrossInstance() bool { return t == Notify || t == Binlog }
+
+// Follows reports whether the feed delivers other instances' changes of
+// table: every table with triggers (Notify), what the binlog reader does
+// not skip (store.BinlogFollows), none on the other transports.
+func (f *Feed) Follows(table string) bool {
+	switch f.transport {
+	case Notify:
+		return true
+	case Binlog:
+		return store.BinlogFollows(table)
+	}
+	return false
+}

@@ -1,10 +1,12 @@
 package dashboard
 
-// The event stream: one source per dashboard, started when the first page
-// opens the stream and stopped when the last one leaves, so a dashboard
-// nobody looks at costs the database nothing. The source is the change
-// feed on the introspection tables where it sees every writer, a tick
-// otherwise; each page re-reads only what it shows when told.
+// The event stream: one source per topic (the panel a page shows),
+// started when the first page opens a stream of it and stopped when the
+// last one leaves, so a dashboard nobody looks at costs the database
+// nothing. The workflows topic's source is the change feed on the
+// introspection tables where it sees every writer, a tick otherwise; the
+// other panels' are in topics.go. Each page re-reads only what it shows
+// when told.
 
 import (
 	"context"
@@ -12,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -30,6 +33,8 @@ type event struct {
 	// Run is the execution id the changed row belongs to, when it names one.
 	Run  string `json:"run,omitempty"`
 	Mode string `json:"mode,omitempty"`
+	// Panel: the panel whose answer changed (kind panel).
+	Panel string `json:"panel,omitempty"`
 }
 
 // source runs until ctx ends, emitting events; it returns the stream's
@@ -166,19 +171,29 @@ func forward(ctx context.Context, ch <-chan delta.Delta, emit func(event)) {
 	}
 }
 
-// stream serves text/event-stream until the page leaves.
+// stream serves text/event-stream of ?panel= (the workflows topic by
+// default, and for the run page) until the page leaves.
 func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "streaming unsupported by this server"})
 		return
 	}
-	ch, mode, ok := d.hub.join()
+	name := r.URL.Query().Get("panel")
+	if name == "" || name == "run" {
+		name = topicWorkflows
+	}
+	h, ok := d.hubs[name]
+	if !ok {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "panel " + strconv.Quote(name) + ": use workflows, run, cluster, schedules, messages or logs"})
+		return
+	}
+	ch, mode, ok := h.join()
 	if !ok {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "the dashboard is shutting down"})
 		return
 	}
-	defer d.hub.leave(ch)
+	defer h.leave(ch)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")

@@ -64,8 +64,12 @@ type Config struct {
 
 // Dashboard serves the panels.
 type Dashboard struct {
-	c   Config
-	hub *hub
+	c Config
+	// base bounds the reads shared by every page; Close ends it.
+	base   context.Context
+	stop   context.CancelFunc
+	panels map[string]*panelTopic
+	hubs   map[string]*hub
 }
 
 // New checks c and returns the dashboard; Close stops its stream.
@@ -86,12 +90,22 @@ func New(c Config) (*Dashboard, error) {
 		c.ReadOnly = ReadOnly("")
 	}
 	d := &Dashboard{c: c}
-	d.hub = newHub(d.source(), c.Logger)
+	d.base, d.stop = context.WithCancel(context.Background())
+	d.panels = d.topics()
+	d.hubs = map[string]*hub{topicWorkflows: newHub(d.source(), c.Logger)}
+	for name, p := range d.panels {
+		d.hubs[name] = newHub(d.panelSource(p), c.Logger)
+	}
 	return d, nil
 }
 
-// Close ends the open event streams.
-func (d *Dashboard) Close() { d.hub.close() }
+// Close ends the open event streams and the reads they share.
+func (d *Dashboard) Close() {
+	for _, h := range d.hubs {
+		h.close()
+	}
+	d.stop()
+}
 
 // Routes adds the dashboard's routes to mux.
 func (d *Dashboard) Routes(mux *http.ServeMux) {
@@ -107,12 +121,12 @@ func (d *Dashboard) Routes(mux *http.ServeMux) {
 	})
 	api := Prefix + "api/"
 	ro := d.c.ReadOnly
-	mux.HandleFunc("GET "+api+"cluster", ro(d.cluster))
+	mux.HandleFunc("GET "+api+"cluster", ro(d.panels[topicCluster].snap.serve))
 	mux.HandleFunc("GET "+api+"runs", ro(d.runs))
 	mux.HandleFunc("GET "+api+"runs/{id}", ro(d.run))
-	mux.HandleFunc("GET "+api+"schedules", ro(d.schedules))
-	mux.HandleFunc("GET "+api+"messages", ro(d.messages))
-	mux.HandleFunc("GET "+api+"logs", ro(d.logs))
+	mux.HandleFunc("GET "+api+"schedules", ro(d.panels[topicSchedules].snap.serve))
+	mux.HandleFunc("GET "+api+"messages", ro(d.panels[topicMessages].snap.serve))
+	mux.HandleFunc("GET "+api+"logs", ro(d.panels[topicLogs].snap.serve))
 	mux.HandleFunc("GET "+api+"stream", ro(d.stream))
 	mux.HandleFunc("POST "+api+"runs/{id}/cancel", d.admin(d.cancel))
 	mux.HandleFunc("POST "+api+"runs/{id}/signal", d.admin(d.signal))

@@ -5,12 +5,24 @@
 
 package store
 
-import "context"
+import (
+	"context"
+	"slices"
+	"strings"
+)
 
 // CDCOffsetsTable is the MariaDB table of binlog resume positions (one row
 // per replica id), created by the mysql store's migration 0500. The binlog
 // reader skips its own writes to it.
 const CDCOffsetsTable = "_voltro_cdc_offsets"
+
+// BinlogFollows says whether the binlog reader delivers table's changes:
+// the application's tables and voltro's unprefixed ones do, the
+// _voltro_-prefixed bookkeeping tables are skipped but for the
+// introspection tables people follow (the dashboard, voltro watch).
+func BinlogFollows(table string) bool {
+	return !strings.HasPrefix(table, "_voltro_") || slices.Contains(IntrospectionTables, table)
+}
 
 // BinlogOffsets keeps the resume position of each binlog reader.
 type BinlogOffsets interface {

@@ -26,6 +26,15 @@ const (
 	TableRunners       = "voltro_runners"
 )
 
+// Tables the dashboard's panels follow through the change feed where it
+// can see them (besides the introspection tables).
+const (
+	TableShardLocks     = "voltro_shard_locks"
+	TableSchedules      = "_voltro_schedules"
+	TableScheduleRuns   = "_voltro_schedule_runs"
+	TableScheduleClaims = "_voltro_schedule_claims"
+)
+
 // IntrospectionTables are the workflow introspection tables, public and
 // stable: the change feed follows them (the dashboard's live runs, `voltro
 // watch`) though it skips voltro's other tables.

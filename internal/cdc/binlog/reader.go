@@ -223,9 +223,9 @@ func (r *Reader) stream(ctx context.Context, start string, ready func()) error {
 			if table != store.CDCOffsetsTable {
 				otherRows = true
 			}
-			// voltro's own tables are skipped, but for the introspection
-			// tables people follow (the dashboard, voltro watch)
-			if string(e.Table.Schema) != r.Database || (strings.HasPrefix(table, "_voltro_") && !slices.Contains(store.IntrospectionTables, table)) {
+			// voltro's _voltro_ bookkeeping tables are skipped, but for
+			// the introspection tables people follow (store.BinlogFollows)
+			if string(e.Table.Schema) != r.Database || !store.BinlogFollows(table) {
 				continue
 			}
 			if len(e.Table.ColumnName) == 0 {

@@ -4,7 +4,7 @@
 "use strict";
 
 const API = "api/";
-const state = { route: "", view: null, stream: null, timer: null, pending: false };
+const state = { route: "", view: null, stream: null, pending: false };
 
 // --- small DOM helpers -----------------------------------------------------
 
@@ -91,12 +91,17 @@ async function act(path, payload) {
 // --- the event stream ------------------------------------------------------
 
 // stream reads text/event-stream with fetch, so that the inspect token can
-// travel in a header (EventSource cannot send one).
+// travel in a header (EventSource cannot send one). It streams the topic of
+// the panel shown (the run page follows the workflows topic); route()
+// aborts it when the topic changes, and it reconnects at once to the new one.
 async function stream() {
   const live = document.getElementById("live");
   for (;;) {
+    const topic = topicOf(state.view);
+    const ctl = new AbortController();
+    state.stream = { topic, ctl };
     try {
-      const r = await fetch(API + "stream", { headers: headers(token("inspect")), cache: "no-store" });
+      const r = await fetch(API + "stream?panel=" + topic, { headers: headers(token("inspect")), cache: "no-store", signal: ctl.signal });
       if (!r.ok) throw new Error("stream: " + r.status);
       const reader = r.body.getReader();
       const dec = new TextDecoder();
@@ -114,25 +119,37 @@ async function stream() {
           const ev = JSON.parse(data);
           if (ev.kind === "hello") {
             live.dataset.mode = ev.mode;
+            live.dataset.topic = topic;
             live.textContent = "live: " + ev.mode;
+            refresh(); // what changed before the stream (re)joined
           } else {
             onChange(ev);
           }
         }
       }
     } catch (e) {
+      if (ctl.signal.aborted) continue; // the page moved to another topic
       live.dataset.mode = "off";
       live.textContent = "offline: " + e.message;
     }
+    if (ctl.signal.aborted) continue;
     live.dataset.mode = "off";
     await new Promise((ok) => setTimeout(ok, 1000));
   }
 }
 
-// onChange re-reads the panel shown when the change may concern it.
+// topicOf is the stream topic of a view: its panel, the run page's is the
+// workflows list's.
+function topicOf(v) {
+  return !v || v.name === "run" ? "workflows" : v.name;
+}
+
+// onChange re-reads the panel shown when the change may concern it: the
+// stream is of its topic, and a change of another run does not concern a
+// run's page.
 function onChange(ev) {
   const v = state.view;
-  if (!v || !v.live) return;
+  if (!v || topicOf(v) !== (state.stream && state.stream.topic)) return;
   if (ev.kind === "change" && v.runID && ev.run && ev.run !== v.runID) return;
   refresh();
 }
@@ -156,13 +173,15 @@ async function refresh() {
 
 // --- panels ----------------------------------------------------------------
 
+// Every panel is live: it re-reads when its stream says what it shows
+// changed (the server decides, from the change feed or its own cadence).
 const panels = {
-  cluster: { load: () => get("cluster"), draw: drawCluster, every: 2000 },
-  workflows: { load: loadRuns, draw: drawRuns, live: true },
-  run: { load: (v) => get("runs/" + encodeURIComponent(v.runID)), draw: drawRun, live: true },
-  schedules: { load: () => get("schedules"), draw: drawSchedules, every: 2000 },
-  messages: { load: () => get("messages"), draw: drawMessages, every: 2000 },
-  logs: { load: () => get("logs"), draw: drawLogs, every: 2000 },
+  cluster: { load: () => get("cluster"), draw: drawCluster },
+  workflows: { load: loadRuns, draw: drawRuns },
+  run: { load: (v) => get("runs/" + encodeURIComponent(v.runID)), draw: drawRun },
+  schedules: { load: () => get("schedules"), draw: drawSchedules },
+  messages: { load: () => get("messages"), draw: drawMessages },
+  logs: { load: () => get("logs"), draw: drawLogs },
 };
 
 function route() {
@@ -171,13 +190,11 @@ function route() {
   const [path, query] = name.split("?");
   const view = { name: panels[path] ? path : "cluster", params: new URLSearchParams(query || h.split("?")[1] || "") };
   if (path === "run") view.runID = decodeURIComponent(rest.join("/").split("?")[0]);
-  view.live = panels[view.name].live;
   state.view = view;
   for (const a of document.querySelectorAll("nav a")) {
     a.classList.toggle("active", a.dataset.panel === (view.name === "run" ? "workflows" : view.name));
   }
-  clearInterval(state.timer);
-  if (panels[view.name].every) state.timer = setInterval(refresh, panels[view.name].every);
+  if (state.stream && state.stream.topic !== topicOf(view)) state.stream.ctl.abort();
   document.getElementById("main").replaceChildren(el("p", { class: "muted" }, "loading…"));
   refresh();
 }

@@ -1,5 +1,5 @@
-// Package voltrotest runs an App in a test, on the memory store, with a
-// virtual clock: durable sleeps, signal timeouts, retry backoff and cron
+// Package voltrotest runs an App in a test, on the memory store (or a
+// SQLite file) with a virtual clock: durable sleeps, signal timeouts, retry backoff and cron
 // ticks take no wall time.
 //
 //	func TestOrder(t *testing.T) {
@@ -22,6 +22,12 @@
 //
 // Code inside steps and handlers that calls time.Now or time.Sleep sees the
 // wall clock; a step that blocks holds the clock until it returns.
+//
+// NewSQLite is New on a SQLite file in t.TempDir(), for code that writes
+// its own rows and starts runs in the same transaction (Workflow.StartTx,
+// Entity.SendTx on a transaction of App.DB()); the store reads the same
+// virtual clock, and time skips as on the memory store. Its test imports
+// the driver: import _ "github.com/voltro/voltro/driver/sqlite".
 //
 // The App's logs are kept in memory and printed through t.Log only when
 // the test fails. Each Env has its own store and clock: tests using it may

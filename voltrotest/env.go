@@ -1,16 +1,18 @@
 package voltrotest
 
-// The test environment: an App on the memory store with a virtual clock,
-// started for one test and closed at its end.
+// The test environment: an App on the memory store (or a SQLite file) with
+// a virtual clock, started for one test and closed at its end.
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/voltro/voltro"
 	"github.com/voltro/voltro/internal/clock"
 	"github.com/voltro/voltro/internal/harness"
+	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
 	"github.com/voltro/voltro/internal/testwait"
 	"github.com/voltro/voltro/internal/workflow"
@@ -30,7 +32,7 @@ type Env struct {
 	t     testing.TB
 	app   *voltro.App
 	clk   *clock.Virtual
-	store *memory.Store
+	store store.Driver
 	parts harness.Parts
 	logs  *logBuffer
 
@@ -45,22 +47,46 @@ type Env struct {
 // and closes it when the test ends. It fails t if the App does not start.
 func New(t testing.TB, items ...voltro.Registrable) *Env {
 	t.Helper()
-	log, logs := quietLogger(t)
 	clk := clock.NewVirtual(epoch())
+	return start(t, clk, memory.New(memory.WithClock(clk.Now)), "memory:", items)
+}
+
+// NewSQLite is New on a SQLite file in t.TempDir() instead of the memory
+// store, for code that writes its own rows and starts runs or sends
+// messages in the same transaction: App.DB() is the file's pool, where the
+// test creates its tables, and Workflow.StartTx and Entity.SendTx take
+// its transactions. The store reads the same virtual clock, and time skips
+// as with New. The test's package imports the SQLite driver:
+//
+//	import _ "github.com/voltro/voltro/driver/sqlite"
+//
+// Without it, NewSQLite fails t naming that import.
+func NewSQLite(t testing.TB, items ...voltro.Registrable) *Env {
+	t.Helper()
+	return start(t, clock.NewVirtual(epoch()), nil, "sqlite:"+filepath.Join(t.TempDir(), "voltro.db"), items)
+}
+
+// start builds the Env on d (nil: the App opens dbURL with clk as its
+// store clock, and closes it), registers items and starts the App.
+func start(t testing.TB, clk *clock.Virtual, d store.Driver, dbURL string, items []voltro.Registrable) *Env {
+	t.Helper()
+	log, logs := quietLogger(t)
 	e := &Env{
-		t: t, clk: clk, store: memory.New(memory.WithClock(clk.Now)), logs: logs,
+		t: t, clk: clk, store: d, logs: logs,
 		advances: make(chan *advanceReq), waits: make(chan *wait), stopped: make(chan struct{}),
 	}
 	vars := map[string]string{
-		"DB_URL": "memory:", "POD_NAME": "voltrotest", "VOLTRO_INSPECT_ADDR": "127.0.0.1:0",
+		"DB_URL": dbURL, "POD_NAME": "voltrotest", "VOLTRO_INSPECT_ADDR": "127.0.0.1:0",
 		"VOLTRO_REGISTRY_DIR": t.TempDir(),
 	}
-	ctx := harness.With(context.Background(), &harness.Setup{Store: e.store, Clock: clk, Attached: func(p harness.Parts) { e.parts = p }})
+	ctx := harness.With(context.Background(), &harness.Setup{Store: d, Clock: clk, Attached: func(p harness.Parts) { e.parts = p }})
+	ctx = clock.WithStore(ctx, clk) // the store the App opens, when d is nil
 	app, err := voltro.New(ctx, voltro.WithEnv(func(k string) string { return vars[k] }), voltro.WithLogger(log))
 	if err != nil {
 		t.Fatalf("voltrotest: building the app: %v", err)
 	}
 	e.app = app
+	e.store = e.parts.Engine.Store()
 	if err := app.Register(items...); err != nil {
 		_ = app.Close(context.Background())
 		t.Fatalf("voltrotest: registering: %v", err)

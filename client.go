@@ -1,13 +1,15 @@
 package voltro
 
-// The client: start, signal, cancel, read and await workflow runs from a
-// process that hosts nothing (a web tier, a script, the CLI). It joins no
+// The client: start, signal, cancel, read and await workflow runs, and send
+// entity messages, from a process that hosts nothing (a web tier, a
+// script, the CLI). It joins no
 // shard ring: no runner row, no shard locks, no runner port, no boot lines.
 
 import (
 	"context"
 	"encoding/json"
 
+	"github.com/voltro/voltro/internal/engine"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/workflow"
@@ -23,10 +25,12 @@ var (
 	_ Runs = (*Client)(nil)
 )
 
-// Client starts, signals, cancels, reads and awaits workflow runs on the
-// cluster's database without hosting anything: the instances that host a
-// workflow run what the client starts. A run started by name for a
-// workflow no instance hosts yet is stored and waits for one that does.
+// Client starts, signals, cancels, reads and awaits workflow runs, and
+// sends entity messages (Entity.Send, Entity.SendTx), on the cluster's
+// database without hosting anything: the instances that host a workflow
+// or an entity type run what the client starts or sends. A run started by
+// name for a workflow no instance hosts yet is stored and waits for one
+// that does; so does a message.
 type Client struct {
 	wf    *workflow.Engine
 	close func()
@@ -53,6 +57,8 @@ func NewClient(ctx context.Context, opts ...Option) (*Client, error) {
 }
 
 func (c *Client) workflows() (*workflow.Engine, error) { return c.wf, nil }
+
+func (c *Client) sender() *engine.Engine { return c.wf.Core() }
 
 // Close closes the client's database connections.
 func (c *Client) Close() error {

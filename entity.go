@@ -102,25 +102,43 @@ func (e *Entity[M, R]) message(id string, msg M, opts []SendOption) (engine.Mess
 	return m.Message, nil
 }
 
-// Send persists the message and returns; the owner delivers it.
-func (e *Entity[M, R]) Send(ctx context.Context, a *App, id string, msg M, opts ...SendOption) error {
+// Sender is what sends entity messages that need no reply (Entity.Send,
+// Entity.SendTx): an *App, or a *Client, so a web tier that hosts nothing
+// can send a message too, also in its own transaction. Request and
+// Volatile wait for the owner's reply, which only an App receives.
+type Sender interface {
+	sender() *engine.Engine
+}
+
+var (
+	_ Sender = (*App)(nil)
+	_ Sender = (*Client)(nil)
+)
+
+func (a *App) sender() *engine.Engine { return a.e }
+
+// Send persists the message and returns; the owner delivers it. a is the
+// App, or a Client (the entity type need not be registered where it is
+// sent).
+func (e *Entity[M, R]) Send(ctx context.Context, a Sender, id string, msg M, opts ...SendOption) error {
 	m, err := e.message(id, msg, opts)
 	if err != nil {
 		return err
 	}
-	_, err = a.e.Send(ctx, m)
+	_, err = a.sender().Send(ctx, m)
 	return err
 }
 
 // SendTx persists the message in the caller's transaction tx, opened on
-// the App's database (see Workflow.StartTx): the message exists if and only
-// if tx commits, and its owner delivers it as soon as tx commits.
-func (e *Entity[M, R]) SendTx(ctx context.Context, a *App, tx *sql.Tx, id string, msg M, opts ...SendOption) error {
+// the database of a, the App or a Client (see Workflow.StartTx): the
+// message exists if and only if tx commits, and its owner delivers it as
+// soon as tx commits.
+func (e *Entity[M, R]) SendTx(ctx context.Context, a Sender, tx *sql.Tx, id string, msg M, opts ...SendOption) error {
 	m, err := e.message(id, msg, opts)
 	if err != nil {
 		return err
 	}
-	_, err = a.e.SendTx(ctx, tx, m)
+	_, err = a.sender().SendTx(ctx, tx, m)
 	return err
 }
 

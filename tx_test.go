@@ -125,9 +125,15 @@ func recv(t testing.TB, ch chan int, what string) int {
 	}
 }
 
+// txSender starts runs and sends messages: an App, or a Client.
+type txSender interface {
+	voltro.Runs
+	voltro.Sender
+}
+
 // startAndSend writes an order row, starts its workflow and sends a note
 // in one transaction of the application's own pool.
-func startAndSend(t *testing.T, app *voltro.App, f *txFixture, db *sql.DB, n int, commit bool) string {
+func startAndSend(t *testing.T, app txSender, f *txFixture, db *sql.DB, n int, commit bool) string {
 	t.Helper()
 	ctx := context.Background()
 	tx, err := db.BeginTx(ctx, nil)
@@ -155,13 +161,23 @@ func startAndSend(t *testing.T, app *voltro.App, f *txFixture, db *sql.DB, n int
 	return h.ID
 }
 
-func testStartTx(t *testing.T, db txDB, poll string, separateSender bool) {
+// The senders of testStartTx.
+const (
+	byOwner  = "owner"  // the App that hosts the workflow and the entity
+	byApp    = "app"    // another App, that hosts nothing
+	byClient = "client" // a Client (a web tier)
+)
+
+func testStartTx(t *testing.T, db txDB, poll string, by string) {
 	ctx := context.Background()
 	f := newTxFixture()
 	owner := txApp(t, db.url, poll, f.items()...)
-	sender := owner
-	if separateSender {
+	var sender txSender = owner
+	switch by {
+	case byApp:
 		sender = txApp(t, db.url, poll)
+	case byClient:
+		sender = txClient(t, db.url, poll)
 	}
 	pool := db.pool(t)
 	if _, err := pool.ExecContext(ctx, "CREATE TABLE tx_orders (n INTEGER)"); err != nil {
@@ -189,9 +205,32 @@ func testStartTx(t *testing.T, db txDB, poll string, separateSender bool) {
 	}
 }
 
-func TestStartTxPostgres(t *testing.T) { testStartTx(t, txPostgres(t, "starttx"), "1h", true) }
-func TestStartTxMariaDB(t *testing.T)  { testStartTx(t, txMariaDB(t, "starttx"), "1h", true) }
-func TestStartTxSQLite(t *testing.T)   { testStartTx(t, txSQLite(t), "1h", false) }
+func TestStartTxPostgres(t *testing.T) { testStartTx(t, txPostgres(t, "starttx"), "1h", byApp) }
+func TestStartTxMariaDB(t *testing.T)  { testStartTx(t, txMariaDB(t, "starttx"), "1h", byApp) }
+func TestStartTxSQLite(t *testing.T)   { testStartTx(t, txSQLite(t), "1h", byOwner) }
+
+// A web tier that hosts nothing starts a run and sends a message in its
+// own transaction through a Client, as an App does.
+func TestStartTxClientPostgres(t *testing.T) {
+	testStartTx(t, txPostgres(t, "starttxc"), "1h", byClient)
+}
+func TestStartTxClientMariaDB(t *testing.T) { testStartTx(t, txMariaDB(t, "starttxc"), "1h", byClient) }
+
+// On SQLite nothing wakes the instance from another process: it reads its
+// backlog at each poll (docs/workflows.md, the client).
+func TestStartTxClientSQLite(t *testing.T) { testStartTx(t, txSQLite(t), "200ms", byClient) }
+
+// txClient opens a Client on url with the given poll interval.
+func txClient(t testing.TB, url, poll string) *voltro.Client {
+	t.Helper()
+	env := map[string]string{"DB_URL": url, "VOLTRO_CLUSTER_SECRET": "s", "VOLTRO_POLL_INTERVAL": poll}
+	c, err := voltro.NewClient(context.Background(), voltro.WithEnv(func(k string) string { return env[k] }), voltro.WithLogger(testLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
 
 // TestStartTxSenderDiesMariaDB: the sender's commit waiter dies with it
 // before the commit; the owner's poll still runs the committed start.

@@ -78,6 +78,10 @@ func New(e *engine.Engine) (*Engine, error) {
 	return w, nil
 }
 
+// Core is the engine the workflows run on: a client sends entity messages
+// through it.
+func (w *Engine) Core() *engine.Engine { return w.e }
+
 // Close stops the start and run writers and the introspection writer.
 func (w *Engine) Close() {
 	w.starts.close()

@@ -65,7 +65,7 @@ func row(in registry.Instance, doc inspect.Doc, fetchErr error, ledger int, stal
 		r.Dialect = orDefault(doc.Dialect, r.Dialect)
 		r.RunnerAddress = orDefault(doc.RunnerAddress, r.RunnerAddress)
 		r.Tier = tier(doc.Tier, doc.CDCFlavor)
-		r.CDCFlavor, r.Coordination, r.ShardLock = doc.CDCFlavor, doc.Coordination, doc.ShardLock.Mode
+		r.CDCFlavor, r.Coordination, r.ShardLock, r.ShardLockReason = doc.CDCFlavor, doc.Coordination, doc.ShardLock.Mode, doc.ShardLock.Reason
 		r.CDCProblem = doc.Extra["cdcProblem"]
 		if s := doc.Extra["sameReplicaIdRunners"]; s != "" {
 			r.sameReplica = strings.Split(s, ",")

@@ -78,6 +78,7 @@ func TestLivePostgres(t *testing.T) {
 			wantCoord = "none" // the child registers no schedule
 		}
 		if in.Dialect != "postgres" || in.Tier != "full" || in.CDCFlavor != "LISTEN/NOTIFY" || in.ShardLock != "advisory" ||
+			!strings.Contains(in.ShardLockReason, "advisory locks") ||
 			in.Coordination != wantCoord || in.BinlogServerID != nil || in.OwnedShardsSource != "inspect" ||
 			in.Stale || in.HeartbeatAgeSeconds == nil || *in.HeartbeatAgeSeconds > 3 || in.Source != "runners" {
 			t.Errorf("instance %s: %+v", in.ReplicaID, in)

@@ -80,9 +80,12 @@ type Instance struct {
 	CDCFlavor string `json:"cdcFlavor"`
 	// CDCProblem says why the change feed is degraded (a fallback to
 	// inline emit, a failing binlog stream); "" when it is not.
-	CDCProblem        string    `json:"cdcProblem"`
-	Coordination      string    `json:"coordination"`
-	ShardLock         string    `json:"shardLock"`
+	CDCProblem   string `json:"cdcProblem"`
+	Coordination string `json:"coordination"`
+	ShardLock    string `json:"shardLock"`
+	// ShardLockReason says why the instance coordinates shards that way
+	// (the store's resolution of VOLTRO_WORKFLOW_SHARD_LOCK); "" when not asked.
+	ShardLockReason   string    `json:"shardLockReason"`
 	BinlogServerID    *uint32   `json:"binlogServerId"`
 	OwnedShards       int       `json:"ownedShards"`
 	OwnedShardsSource string    `json:"ownedShardsSource"` // inspect | ledger | none

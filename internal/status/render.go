@@ -46,6 +46,7 @@ func WriteTable(w io.Writer, r *Report, colour bool) error {
 		for i, in := range r.Instances {
 			p.line(rowColour(in), pad(cells[i+1], widths))
 		}
+		writeShardLocks(p, r.Instances)
 		writeAttention(p, r.Instances)
 	}
 	writeDuplicates(p, r.Duplicates)
@@ -195,6 +196,33 @@ func writeAttention(p *painter, ins []Instance) {
 	p.line(ansiBold, "attention:")
 	for _, l := range lines {
 		p.line(l[0], l[1])
+	}
+}
+
+// writeShardLocks says why each instance coordinates shards the way the
+// SHARD-LOCK column says: one line per mode and reason, naming the
+// instances that gave it.
+func writeShardLocks(p *painter, ins []Instance) {
+	type lock struct{ mode, reason string }
+	var order []lock
+	who := map[lock][]string{}
+	for _, in := range ins {
+		if in.ShardLock == "" {
+			continue
+		}
+		k := lock{in.ShardLock, in.ShardLockReason}
+		if _, ok := who[k]; !ok {
+			order = append(order, k)
+		}
+		who[k] = append(who[k], in.ReplicaID)
+	}
+	if len(order) == 0 {
+		return
+	}
+	p.line("", "")
+	p.line(ansiBold, "shard locks:")
+	for _, k := range order {
+		p.line("", fmt.Sprintf("  %s on %s: %s", k.mode, strings.Join(who[k], ", "), orDefault(k.reason, "no reason given")))
 	}
 }
 

@@ -172,6 +172,9 @@ type WorkflowStore interface {
 	// (then nothing is enqueued). errs.ErrNotFound for an unknown run.
 	SendSignal(ctx context.Context, s Signal, wake *Message) (stored bool, err error)
 	GetSignal(ctx context.Context, executionID, name string) (*Signal, error)
+	// ListSignals returns every signal stored for a run, received or not,
+	// oldest first (then by name); none for an unknown run.
+	ListSignals(ctx context.Context, executionID string) ([]Signal, error)
 	// RequestCancel marks the run cancel-requested and enqueues wake, in one
 	// transaction; false when the run is already terminal.
 	RequestCancel(ctx context.Context, id string, wake *Message) (bool, error)

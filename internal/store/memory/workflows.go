@@ -6,6 +6,7 @@ import (
 	"context"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/voltro/voltro/internal/errs"
@@ -241,6 +242,23 @@ func (s *Store) GetSignal(_ context.Context, id, name string) (*store.Signal, er
 	}
 	sig.Payload = slices.Clone(sig.Payload)
 	return &sig, nil
+}
+
+func (s *Store) ListSignals(_ context.Context, id string) ([]store.Signal, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []store.Signal
+	for _, sig := range s.wf().signals[id] {
+		sig.Payload = slices.Clone(sig.Payload)
+		out = append(out, sig)
+	}
+	slices.SortFunc(out, func(a, b store.Signal) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out, nil
 }
 
 func (s *Store) RequestCancel(ctx context.Context, id string, wake *store.Message) (bool, error) {

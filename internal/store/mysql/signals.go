@@ -112,6 +112,26 @@ func (s *Store) GetSignal(ctx context.Context, executionID, name string) (*store
 	return sig, nil
 }
 
+func (s *Store) ListSignals(ctx context.Context, executionID string) ([]store.Signal, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT name, payload, created_at FROM voltro_workflow_signals WHERE execution_id = ? ORDER BY created_at, name", executionID)
+	if err != nil {
+		return nil, wrapErr("list signals", err)
+	}
+	defer rows.Close()
+	var out []store.Signal
+	for rows.Next() {
+		sig := store.Signal{ExecutionID: executionID}
+		if err := rows.Scan(&sig.Name, &sig.Payload, &sig.CreatedAt); err != nil {
+			return nil, wrapErr("list signals", err)
+		}
+		out = append(out, sig)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrapErr("list signals", err)
+	}
+	return out, nil
+}
+
 const requestCancel = "UPDATE voltro_workflow_executions SET cancel_requested = 1, updated_at = UTC_TIMESTAMP(6) WHERE id = ? AND " + notTerminal
 
 // liveRun is true while the run exists and is not terminal.

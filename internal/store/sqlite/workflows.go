@@ -465,6 +465,28 @@ func (s *Store) GetSignal(ctx context.Context, executionID, name string) (*store
 	return &sig, nil
 }
 
+func (s *Store) ListSignals(ctx context.Context, executionID string) ([]store.Signal, error) {
+	rows, err := s.queryR(ctx, `SELECT name, payload, created_at FROM voltro_workflow_signals WHERE execution_id = ? ORDER BY created_at, name`, executionID)
+	if err != nil {
+		return nil, s.wrap(err, "list workflow signals")
+	}
+	defer rows.Close()
+	var out []store.Signal
+	for rows.Next() {
+		sig := store.Signal{ExecutionID: executionID}
+		var created int64
+		if err := rows.Scan(&sig.Name, &sig.Payload, &created); err != nil {
+			return nil, s.wrap(err, "list workflow signals")
+		}
+		sig.CreatedAt = fromMicros(created)
+		out = append(out, sig)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(err, "list workflow signals")
+	}
+	return out, nil
+}
+
 func (s *Store) RequestCancel(ctx context.Context, id string, wake *store.Message) (bool, error) {
 	marked := false
 	t := s.now()

@@ -270,6 +270,24 @@ func testSignals(t *testing.T, d store.Driver, w store.WorkflowStore) {
 	if wakes != 1 {
 		t.Fatalf("one wake for the stored signal, none for the loser: %d", wakes)
 	}
+	// every signal of the run, in arrival order; none of another run's
+	otherWake := func(id string) *store.Message {
+		return &store.Message{Shard: "default/1", EntityType: "workflow/other", EntityID: id, Tag: "signal"}
+	}
+	_, _, _, err = w.StartExecution(ctx, newExec("wf9"), store.StartContext{}, startMsg("wf9"), nil)
+	check(t, err)
+	_, err = w.SendSignal(ctx, store.Signal{ExecutionID: "wf9", Name: "elsewhere", Payload: []byte(`1`)}, otherWake("wf9"))
+	check(t, err)
+	_, err = w.SendSignal(ctx, store.Signal{ExecutionID: "wf1", Name: "later", Payload: []byte(`{"n":2}`)}, otherWake("wf1"))
+	check(t, err)
+	sigs := must(w.ListSignals(ctx, "wf1"))(t)
+	if len(sigs) != 2 || sigs[0].Name != "approve" || string(sigs[0].Payload) != `"yes"` || sigs[1].Name != "later" ||
+		string(sigs[1].Payload) != `{"n":2}` || sigs[0].ExecutionID != "wf1" || sigs[1].CreatedAt.Before(sigs[0].CreatedAt) {
+		t.Fatalf("list signals: %+v", sigs)
+	}
+	if l := must(w.ListSignals(ctx, "nope"))(t); len(l) != 0 {
+		t.Fatalf("signals of an unknown run: %+v", l)
+	}
 	if _, err := w.SendSignal(ctx, store.Signal{ExecutionID: "nope", Name: "x"}, wake()); !errors.Is(err, errs.ErrNotFound) {
 		t.Fatalf("signal to an unknown run: %v", err)
 	}

@@ -1,7 +1,8 @@
 package dashboard_test
 
 // The dashboard in a real headless Chromium against two `voltro demo`
-// instances on PostgreSQL: every panel renders real data, a run started
+// instances on PostgreSQL (and the panels on MariaDB): every panel renders
+// real data, a run started
 // from the CLI shows up and advances without a reload, actions are refused
 // without the admin token and run with it, a localhost runner and a
 // SIGKILLed instance are shown in red.
@@ -36,10 +37,15 @@ type cluster struct {
 	ui   string // instance a's dashboard
 }
 
-func startCluster(t *testing.T) *cluster {
+// startCluster starts dash-a and dash-b on dbURL; extra overrides the
+// environment of every process.
+func startCluster(t *testing.T, dbURL string, extra map[string]string) *cluster {
 	t.Helper()
 	t.Setenv("VOLTRO_REGISTRY_DIR", t.TempDir())
-	c := &cluster{env: baseEnv(testdb.Postgres(t, "dashboard"))}
+	c := &cluster{env: baseEnv(dbURL)}
+	for k, v := range extra {
+		c.env[k] = v
+	}
 	demo := func(name string, extra map[string]string) (*proc, string) {
 		env := map[string]string{}
 		for k, v := range c.env {
@@ -100,17 +106,37 @@ func hash(t *testing.T, ctx context.Context, route string) {
 
 func q(s string) string { b, _ := json.Marshal(s); return string(b) }
 
+// runs are what the panels test looks at, started from the CLI.
+type runs struct {
+	waiting  string // demo.approval waiting for "approve", with a signal it never takes
+	approved string // demo.approval that took its "approve" signal
+	chain    string // a finished demo.chain
+	fanout   string // demo.fanout, the parent of two demo.chain runs
+}
+
+// startRuns starts them, and a run no instance hosts (its start message is
+// a backlog nobody drains).
+func startRuns(t *testing.T, c *cluster) runs {
+	t.Helper()
+	var r runs
+	r.waiting = cli(t, c.env, "workflows", "start", "demo.approval", "--input", `{"item":"invoice 7","timeoutSeconds":600}`)
+	r.approved = cli(t, c.env, "workflows", "start", "demo.approval", "--input", `{"item":"invoice 8","timeoutSeconds":600}`)
+	r.chain = cli(t, c.env, "workflows", "start", "demo.chain", "--input", `{"steps":3,"stepMillis":50}`)
+	r.fanout = cli(t, c.env, "workflows", "start", "demo.fanout", "--input", `{"children":2}`)
+	cli(t, c.env, "workflows", "start", "demo.unhosted", "--force")
+	cli(t, c.env, "workflows", "signal", r.waiting, "note", "--payload", `{"from":"ops"}`)
+	cli(t, c.env, "workflows", "signal", r.approved, "approve", "--payload", `{"approved":true,"by":"ops"}`)
+	return r
+}
+
 func TestDashboard(t *testing.T) {
-	c := startCluster(t)
+	c := startCluster(t, testdb.Postgres(t, "dashboard"), nil)
 	ctx := tab(t)
 	open(t, ctx, c.ui+"#/cluster")
-	// a run waiting for a signal, a finished chain, and a run no instance
-	// hosts (its start message is a backlog nobody drains)
-	waiting := cli(t, c.env, "workflows", "start", "demo.approval", "--input", `{"item":"invoice 7","timeoutSeconds":600}`)
-	chain := cli(t, c.env, "workflows", "start", "demo.chain", "--input", `{"steps":3,"stepMillis":50}`)
-	cli(t, c.env, "workflows", "start", "demo.unhosted", "--force")
+	r := startRuns(t, c)
+	waiting := r.waiting
 
-	t.Run("Panels", func(t *testing.T) { onFailure(t, ctx); testPanels(t, ctx, waiting, chain) })
+	t.Run("Panels", func(t *testing.T) { onFailure(t, ctx); testPanels(t, ctx, r, "") })
 	t.Run("LiveRun", func(t *testing.T) { onFailure(t, ctx); testLiveRun(t, ctx, c) })
 	t.Run("Actions", func(t *testing.T) { onFailure(t, ctx); testActions(t, ctx, waiting) })
 	t.Run("LivePanels", func(t *testing.T) { onFailure(t, ctx); testLivePanels(t, ctx, c) })
@@ -133,17 +159,39 @@ func onFailure(t *testing.T, ctx context.Context) {
 	})
 }
 
-func testPanels(t *testing.T, ctx context.Context, waiting, chain string) {
+// TestDashboardMariaDB renders every panel with the same assertions on
+// MariaDB (the server on 3306, which runs without a binlog: CDC=0, so the
+// page's stream polls).
+func TestDashboardMariaDB(t *testing.T) {
+	c := startCluster(t, testdb.MariaDB(t, "dashboard"), map[string]string{"CDC": "0"})
+	ctx := tab(t)
+	open(t, ctx, c.ui+"#/cluster")
+	r := startRuns(t, c)
+	t.Run("Panels", func(t *testing.T) { onFailure(t, ctx); testPanels(t, ctx, r, "mariadb-") })
+}
+
+// testPanels checks every panel; its screenshots are named shot+panel.
+func testPanels(t *testing.T, ctx context.Context, r runs, shot string) {
+	waiting, chain := r.waiting, r.chain
 	hash(t, ctx, "#/cluster")
 	truthy(t, ctx, "two instance rows and eight shards on the Cluster panel",
 		`document.querySelectorAll("#instances tr.instance").length === 2 && document.querySelectorAll("#shards .shard").length === 8 && document.querySelector("#shared") !== null`)
 	truthy(t, ctx, "every shard owned by a named replica",
 		`[...document.querySelectorAll("#shards .shard")].every(s => /dash-[ab]/.test(s.textContent))`)
-	screenshot(t, ctx, "cluster")
+	truthy(t, ctx, "each instance's shard-lock mode with why", `(() => {
+		const cells = [...document.querySelectorAll("#instances tr.instance td.shard-lock")];
+		return cells.length === 2 && cells.every(c => /^(advisory|row)/.test(c.textContent) && ((c.querySelector(".why") || {}).textContent || "").length > 5); })()`)
+	truthy(t, ctx, "the footer of cluster status: schedule activity and claims per replica, running runs, the retention in force", `(() => {
+		const text = (id) => (document.getElementById(id) || {}).textContent || "";
+		return /active replicas .*dash-[ab] \(\d+\)/.test(text("shared-active")) && /latest: demo\.tick → dash-[ab]/.test(text("shared-claims")) &&
+			text("shared-running").startsWith("schedule runs running: ") && /workflow runs: \d+ running, \d+ suspended/.test(text("shared-workflows")) &&
+			/unhosted backlog: 1 message\(s\) for workflow\/demo\.unhosted/.test(text("shared")) &&
+			/retention: finished runs and processed messages \w+, dead letters \w+; swept by dash-[ab]/.test(text("retention")); })()`)
+	screenshot(t, ctx, shot+"cluster")
 
 	hash(t, ctx, "#/workflows")
 	truthy(t, ctx, "both runs listed", fmt.Sprintf(`!!document.querySelector('#runs tr[data-id=%s]') && !!document.querySelector('#runs tr[data-id=%s]')`, q(waiting), q(chain)))
-	screenshot(t, ctx, "workflows")
+	screenshot(t, ctx, shot+"workflows")
 	// the status filter, through the form
 	eval(t, ctx, `document.querySelector("#f-status").value = "suspended"; document.querySelector("#f-apply").click(); true`, new(bool))
 	truthy(t, ctx, "only the suspended run after filtering", fmt.Sprintf(
@@ -162,21 +210,54 @@ func testPanels(t *testing.T, ctx context.Context, waiting, chain string) {
 		document.querySelector("#run-input").textContent.includes("stepMillis") && document.querySelector("#run-output").textContent.includes("step 3 done") &&
 		document.querySelectorAll("#events tbody tr").length > 0`)
 	truthy(t, ctx, "the attempts drawn as bars of their duration", `[...document.querySelectorAll("#timeline .bar")].every(b => b.offsetWidth > 20)`)
-	screenshot(t, ctx, "run")
+	screenshot(t, ctx, shot+"run")
+	testRunFamily(t, ctx, r, shot)
 
 	hash(t, ctx, "#/schedules")
 	truthy(t, ctx, "demo.tick with its firings and claims", `!!document.querySelector('#schedule-list tr[data-schedule="demo.tick"]') &&
 		document.querySelectorAll("#firings tbody tr").length > 0 && /dash-[ab]/.test(document.querySelector("#firings tbody").textContent) &&
 		document.querySelectorAll("#claims tbody tr").length > 0`)
-	screenshot(t, ctx, "schedules")
+	screenshot(t, ctx, shot+"schedules")
 
 	hash(t, ctx, "#/messages")
 	truthy(t, ctx, "the unhosted run's backlog", `!!document.querySelector('#backlog-types tr[data-type="workflow/demo.unhosted"]') && document.querySelectorAll("#backlog-shards tbody tr").length > 0`)
-	screenshot(t, ctx, "messages")
+	// the breakdown by shard and type: the unhosted run's one message, on
+	// the shard the per-shard table counts it on
+	truthy(t, ctx, "the backlog per shard and entity type", `(() => {
+		const cells = [...document.querySelectorAll('#backlog-matrix td[data-type="workflow/demo.unhosted"]')].filter(c => c.dataset.pending !== "0");
+		if (cells.length !== 1 || cells[0].dataset.pending !== "1" || !cells[0].textContent.includes("oldest")) return false;
+		const row = document.querySelector('#backlog-shards tr[data-shard="' + cells[0].dataset.shard + '"]');
+		return !!row && Number(row.children[2].textContent) >= 1; })()`)
+	screenshot(t, ctx, shot+"messages")
 
 	hash(t, ctx, "#/logs")
 	truthy(t, ctx, "both instances' boot lines in the merged tail", `["dash-a", "dash-b"].every(r => [...document.querySelectorAll("#log-records tbody tr")].some(tr => tr.textContent.includes(r) && tr.textContent.includes("voltro started")))`)
-	screenshot(t, ctx, "logs")
+	screenshot(t, ctx, shot+"logs")
+}
+
+// testRunFamily checks a run's signals (a pending one with its sender and
+// time, a received one also as an event) and the links between a parent
+// and its children.
+func testRunFamily(t *testing.T, ctx context.Context, r runs, shot string) {
+	hash(t, ctx, "#/run/"+r.waiting)
+	truthy(t, ctx, "the signal the run has not taken, with who sent it when", fmt.Sprintf(`(() => {
+		const s = document.querySelector('#run[data-id=%s] #signals tr[data-signal="note"]');
+		return !!s && s.dataset.state === "pending" && s.children[1].textContent === "pending" && s.textContent.includes('"from": "ops"') &&
+			/^\d{4}-/.test(s.children[3].textContent) && s.querySelector(".signal-sender").textContent !== "–" &&
+			document.querySelector("#run").textContent.includes("1 not yet received"); })()`, q(r.waiting)))
+	hash(t, ctx, "#/run/"+r.approved)
+	truthy(t, ctx, "the received signal, and its receipt among the events", fmt.Sprintf(`(() => {
+		const s = document.querySelector('#run[data-id=%s] #signals tr[data-signal="approve"]');
+		return !!s && s.dataset.state === "received" && /^\d{4}-/.test(s.children[5].textContent) && s.children[6].textContent !== "" &&
+			[...document.querySelectorAll('#events tr[data-kind="signal received"]')].some(e => /dash-[ab]/.test(e.children[3].textContent)) &&
+			document.querySelector("#run-status").textContent === "completed" &&
+			[...document.querySelectorAll('#events tr[data-kind="signal received"]')].some(e => e.textContent.includes("approve")); })()`, q(r.approved)))
+	screenshot(t, ctx, shot+"run-signals")
+	hash(t, ctx, "#/run/"+r.fanout)
+	truthy(t, ctx, "the parent's two children, linked", fmt.Sprintf(`document.querySelector("#run").dataset.id === %s && document.querySelectorAll("#children li a").length === 2`, q(r.fanout)))
+	eval(t, ctx, `document.querySelector("#children li a").click(); true`, new(bool))
+	truthy(t, ctx, "a child's page linking back to its parent", fmt.Sprintf(`document.querySelector("#run").dataset.id !== %s &&
+		(document.querySelector("#parent a") || {}).textContent === %s`, q(r.fanout), q(r.fanout)))
 }
 
 func testLiveRun(t *testing.T, ctx context.Context, c *cluster) {

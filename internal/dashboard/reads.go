@@ -192,9 +192,11 @@ type runDetail struct {
 	Journal         []journalView       `json:"journal"`
 	Attempts        []attemptView       `json:"attempts"`
 	Events          []eventView         `json:"events"`
-	Signals         []journalView       `json:"signals"`
-	Children        []runSummary        `json:"children"`
-	Parent          *runSummary         `json:"parent"`
+	// Signals are every signal sent to the run: received (journaled by
+	// the run) or still pending.
+	Signals  []signalView `json:"signals"`
+	Children []runSummary `json:"children"`
+	Parent   *runSummary  `json:"parent"`
 	// Missing names what could not be read, with why.
 	Missing []string `json:"missing"`
 }
@@ -219,6 +221,24 @@ type eventView struct {
 	Detail    string    `json:"detail,omitempty"`
 	ReplicaID string    `json:"replicaId"`
 	Runner    string    `json:"runner"`
+}
+
+// signalView is one signal of a run: who sent it when, and whether the
+// run has taken it in yet.
+type signalView struct {
+	Name    string          `json:"name"`
+	Payload json.RawMessage `json:"payload"`
+	// State: pending (stored, not yet taken by the run), received, or
+	// timed out (the run stopped waiting; nothing was stored).
+	State  string     `json:"state"`
+	SentAt *time.Time `json:"sentAt,omitempty"`
+	// SentBy and SentFrom are the replica and runner address of the
+	// instance that stored it (its "signal" event); "" when unknown.
+	SentBy     string     `json:"sentBy"`
+	SentFrom   string     `json:"sentFrom"`
+	ReceivedAt *time.Time `json:"receivedAt,omitempty"`
+	// ReceivedBy is the runner address that journaled it.
+	ReceivedBy string `json:"receivedBy,omitempty"`
 }
 
 type journalView struct {
@@ -260,7 +280,7 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request) {
 	v := runDetail{runSummary: summaryOf(x), Shard: x.Shard, Key: x.Key, CancelRequested: x.CancelRequested,
 		Input: raw(x.Input), Output: raw(x.Output), Error: errs.Decode(x.Error),
 		Journal: []journalView{}, Attempts: []attemptView{}, Events: []eventView{},
-		Signals: []journalView{}, Children: []runSummary{}, Missing: []string{}}
+		Signals: []signalView{}, Children: []runSummary{}, Missing: []string{}}
 	miss := func(what string, err error) { v.Missing = append(v.Missing, what+": "+err.Error()) }
 	if sc, err := ws.GetStartContext(ctx, id); err == nil {
 		v.Start = &sc
@@ -272,9 +292,6 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request) {
 			jv := journalView{Seq: e.Seq, Kind: string(e.Kind), Name: e.Name, Result: raw(e.Result), Error: errs.Decode(e.Error),
 				Attempts: e.Attempts, Runner: e.Runner, StartedAt: e.StartedAt, FinishedAt: e.FinishedAt}
 			v.Journal = append(v.Journal, jv)
-			if e.Kind == store.JournalSignal {
-				v.Signals = append(v.Signals, jv)
-			}
 		}
 	} else {
 		miss("journal", err)
@@ -300,6 +317,11 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request) {
 		} else {
 			miss("events", err)
 		}
+	}
+	if sigs, err := ws.ListSignals(ctx, id); err == nil {
+		v.Signals, v.Events = signalsOf(sigs, v.Journal, v.Attempts, v.Events)
+	} else {
+		miss("signals", err)
 	}
 	if kids, err := ws.ListExecutions(ctx, store.ExecutionFilter{ParentID: id, Limit: maxPage}); err == nil {
 		for _, k := range kids {

@@ -224,27 +224,17 @@ function drawCluster(c) {
     const bad = i.stale || !i.reachable;
     const health = i.stale ? "stale: " + (i.staleReason || "") : !i.reachable ? "unreachable: " + (i.unreachableReason || "") : "live";
     const problems = (i.problems || []).map((p) => p.kind + ": " + p.detail).join("; ");
+    const notes = (i.notes || []).map((p) => el("div", { class: "bad" }, "sees " + p.kind + ": " + p.detail));
     return el("tr", { class: "instance" + (bad ? " bad" : "") + (i.localhostRisk ? " localhost-risk" : ""),
       "data-replica": i.replicaId, "data-runner": i.runnerAddress, "data-health": i.stale ? "stale" : !i.reachable ? "unreachable" : "live" },
       el("td", {}, i.replicaId), el("td", { class: i.localhostRisk ? "risk" : "" }, i.runnerAddress, i.localhostRisk ? el("div", { class: "risk" }, "localhost risk: " + (i.localhostFix || "")) : null),
       el("td", {}, i.dialect), el("td", {}, i.tier), el("td", {}, i.cdcFlavor, i.cdcProblem ? el("div", { class: "bad" }, i.cdcProblem) : null),
-      el("td", {}, i.coordination), el("td", {}, i.shardLock), el("td", {}, i.binlogServerId ?? "–"),
+      el("td", {}, i.coordination), el("td", { class: "shard-lock" }, i.shardLock || "–", i.shardLockReason ? el("div", { class: "why" }, i.shardLockReason) : null), el("td", {}, i.binlogServerId ?? "–"),
       el("td", {}, String(i.ownedShards)), el("td", {}, ago(i.heartbeatAgeSeconds)),
-      el("td", { class: i.ready === false ? "bad" : "" }, i.ready === null ? "–" : i.ready ? "ready" : "not ready", problems ? el("div", {}, problems) : null),
-      el("td", { class: "health " + (bad ? "bad" : "ok") }, health));
+      el("td", { class: i.ready === false ? "bad" : "" }, i.ready === null ? "–" : i.ready ? "ready" : "not ready", problems ? el("div", {}, problems) : null, notes),
+      el("td", { class: "health " + (bad ? "bad" : "ok") }, health, i.tokenWithheld ? el("div", {}, "token withheld: " + i.tokenWithheld) : null));
   });
-  const sh = rep.shared;
-  let footer = el("p", { class: "muted", id: "shared" }, "no readable database");
-  if (sh) {
-    const wf = sh.workflows ? "workflows: " + sh.workflows.running + " running, " + sh.workflows.suspended + " suspended" : "workflows: no tables";
-    const msg = sh.messages;
-    const sched = sh.schedules ? "schedules: " + sh.schedules.recentClaims + " claims in " + sh.activeWindowSeconds + " s, " + sh.schedules.running + " running" : "schedules: none ran";
-    const unhosted = (msg.unhostedBacklog || []).map((u) => u.entityType + " " + u.messages + " (oldest " + ago(u.oldestSeconds) + ")").join(", ");
-    footer = el("div", { id: "shared" },
-      el("p", {}, wf), el("p", {}, sched),
-      el("p", { class: msg.deadLetters || unhosted ? "bad" : "" }, "messages: " + msg.deadLetters + " dead letters, oldest undelivered " + ago(msg.oldestUndeliveredSeconds) + (unhosted ? "; unhosted backlog: " + unhosted : "")),
-      (sh.errors || []).map((e) => el("p", { class: "bad" }, e)));
-  }
+  const footer = drawShared(rep);
   const dups = (rep.duplicates || []).map((d) => el("p", { class: "bad" }, "duplicate " + d.kind + " " + d.value + ": " + d.instances.map((x) => x.replicaId + "@" + x.runnerAddress).join(", ")));
   const owners = {};
   for (const i of rep.instances || []) owners[i.runnerAddress] = i.replicaId;
@@ -255,6 +245,51 @@ function drawCluster(c) {
     table("instances", ["replica", "runner address", "dialect", "tier", "CDC", "coordination", "shard lock", "server_id", "shards", "heartbeat", "readiness", "health"], rows),
     dups, el("h2", {}, "Shared state"), footer,
     el("h2", {}, "Shard map"), c.shardsError ? el("p", { class: "bad" }, c.shardsError) : null, el("div", { class: "shardmap", id: "shards" }, shards));
+}
+
+// replicaRuns lists replicas with their counts ("none" without one).
+function replicaRuns(rs) {
+  return (rs || []).length ? rs.map((r) => r.replicaId + " (" + r.runs + ")").join(", ") : "none";
+}
+
+// drawShared is the shared-state footer of `voltro cluster status`: the
+// schedule activity, claims and runs per replica, the workflow runs, the
+// messages and the retention in force.
+function drawShared(rep) {
+  const sh = rep.shared;
+  if (!sh) return el("p", { class: "muted", id: "shared" }, "no readable database");
+  const win = ago(sh.activeWindowSeconds);
+  const s = sh.schedules;
+  const sched = s
+    ? [el("p", { id: "shared-active" }, "active replicas (schedule runs in the last " + win + "): " + replicaRuns(s.activeReplicas)),
+      el("p", { id: "shared-claims" }, "schedule claims (last " + win + "): " + s.recentClaims +
+        ((s.latestClaims || []).length ? "; latest: " + s.latestClaims.map((c) => c.schedule + " → " + c.replicaId + " " + ago(c.ageSeconds) + " ago").join(", ") : "")),
+      el("p", { id: "shared-running" }, "schedule runs running: " + s.running + (s.running ? " (" + replicaRuns(s.runningByReplica) + ")" : ""))]
+    : [el("p", { id: "shared-active" }, "schedules: none has run on this database")];
+  const wf = sh.workflows ? "workflow runs: " + sh.workflows.running + " running, " + sh.workflows.suspended + " suspended" : "workflow runs: no workflow tables";
+  const msg = sh.messages;
+  const unhosted = (msg.unhostedBacklog || []).map((u) => el("p", { class: "bad unhosted", "data-type": u.entityType },
+    "unhosted backlog: " + u.messages + " message(s) for " + u.entityType + " (oldest " + ago(u.oldestSeconds) + "): no live runner hosts it; deploy one, or dead-letter them"));
+  return el("div", { id: "shared" }, sched, el("p", { id: "shared-workflows" }, wf),
+    el("p", { class: msg.deadLetters ? "bad" : "" }, "dead letters: " + msg.deadLetters),
+    el("p", {}, "oldest undelivered message: " + (msg.oldestUndeliveredSeconds > 0 ? ago(msg.oldestUndeliveredSeconds) : "none")),
+    unhosted.length ? unhosted : el("p", {}, "unhosted backlog: none"),
+    (sh.errors || []).map((e) => el("p", { class: "bad" }, "could not read " + e)),
+    drawRetention(rep.retention));
+}
+
+// drawRetention is the retention line of `voltro cluster status`.
+function drawRetention(rt) {
+  if (!rt) return el("p", { id: "retention", class: "muted" }, "retention: unknown (no instance asked reported it)");
+  let text = "retention: finished runs and processed messages " + rt.runs + ", dead letters " + rt.deadLetters;
+  if (!rt.sweptBy) text += "; no instance asked holds the retention shard now (whichever does sweeps)";
+  else {
+    text += "; swept by " + rt.sweptBy.replicaId + " (" + rt.sweptBy.runnerAddress + ")" + (rt.lastPassAgeSeconds === null ? ", no pass yet" : ", last pass " + ago(rt.lastPassAgeSeconds) + " ago");
+    const kept = [["runs", "finished run"], ["processed", "processed message"], ["dead", "dead letter"]].filter(([k]) => k in (rt.oldestSeconds || {})).map(([k, n]) => n + " " + ago(rt.oldestSeconds[k]));
+    if (kept.length) text += "; oldest kept: " + kept.join(", ");
+  }
+  return el("div", { id: "retention" }, el("p", {}, text),
+    (rt.differ || []).map((d) => el("p", { class: "bad" }, d.replicaId + " (" + d.runnerAddress + ") is set otherwise: its setting applies only while it holds the retention shard")));
 }
 
 // Workflows: filters, a page, and the keyset "older" link.
@@ -315,7 +350,11 @@ function drawRun(r) {
       el("span", { class: "label" }, "#" + a.seq + " " + a.name + " · attempt " + a.attempt + " · " + a.status + " · " + (a.replicaId || "?") + " (" + a.runner + ") · " + dur + (a.error ? " · " + a.error : "")));
   });
   const events = (r.events || []).map((e) => el("tr", { "data-kind": e.kind }, el("td", {}, when(e.at)), el("td", {}, e.kind), el("td", {}, e.detail || ""), el("td", {}, e.replicaId), el("td", {}, e.runner)));
-  const signals = (r.signals || []).map((s) => el("tr", {}, el("td", {}, s.name), el("td", {}, el("pre", {}, json(s.result))), el("td", {}, when(s.finishedAt))));
+  const signals = (r.signals || []).map((s) => el("tr", { "data-signal": s.name, "data-state": s.state, class: s.state === "pending" ? "pending" : "" },
+    el("td", {}, s.name), el("td", { class: "signal-state" }, s.state), el("td", {}, el("pre", {}, json(s.payload))),
+    el("td", {}, when(s.sentAt)), el("td", { class: "signal-sender" }, s.sentBy ? s.sentBy + (s.sentFrom ? " (" + s.sentFrom + ")" : "") : "–"),
+    el("td", {}, when(s.receivedAt)), el("td", {}, s.receivedBy || "")));
+  const pending = (r.signals || []).filter((s) => s.state === "pending").length;
   const kids = (r.children || []).map((k) => el("li", {}, el("a", { href: "#/run/" + encodeURIComponent(k.id) }, k.id), " " + k.name + " · " + k.status));
   const running = r.status === "running" || r.status === "suspended";
   const actions = el("div", { id: "run-actions" },
@@ -338,7 +377,8 @@ function drawRun(r) {
       el("div", {}, el("h2", {}, r.error ? "Error" : "Output"), r.error ? el("pre", { id: "run-error", class: "bad" }, r.error.code + ": " + r.error.message) : el("pre", { id: "run-output" }, json(r.output)))),
     el("h2", {}, "Step attempts (" + attempts.length + ")"), el("div", { class: "timeline", id: "timeline" }, bars.length ? bars : el("p", { class: "muted" }, "no step has started")),
     el("h2", {}, "Events"), table("events", ["at", "kind", "detail", "replica", "runner"], events),
-    el("h2", {}, "Signals"), signals.length ? table("signals", ["name", "payload", "received"], signals) : el("p", { class: "muted", id: "signals" }, "none received"),
+    el("h2", {}, "Signals (" + signals.length + (pending ? ", " + pending + " not yet received" : "") + ")"),
+    signals.length ? table("signals", ["name", "state", "payload", "sent", "sent by", "received", "received by"], signals) : el("p", { class: "muted", id: "signals" }, "none sent"),
     el("h2", {}, "Children"), kids.length ? el("ul", { id: "children" }, kids) : el("p", { class: "muted", id: "children" }, "none"),
     (r.missing || []).map((m) => el("p", { class: "bad" }, "could not read " + m)));
 }
@@ -363,11 +403,19 @@ function drawMessages(m) {
   const types = m.types.map((t) => el("tr", { "data-type": t.entityType }, el("td", {}, t.entityType), el("td", {}, String(t.pending)), el("td", {}, ago(t.oldestDeliverableSeconds)),
     el("td", {}, el("button", { class: "dead-backlog", onclick: () => confirm("dead-letter the pending messages of " + t.entityType + "?") && act("backlog/dead", { entityType: t.entityType }) }, "dead-letter backlog"))));
   const shards = m.shards.map((s) => el("tr", { "data-shard": s.shard }, el("td", {}, s.shard), el("td", {}, s.owner || "–"), el("td", {}, String(s.pending)), el("td", {}, String(s.claimed)), el("td", {}, String(s.dead)), el("td", {}, ago(s.oldestDeliverableSeconds))));
+  const typeNames = m.types.map((t) => t.entityType);
+  const matrix = m.shards.filter((s) => (s.types || []).length).map((s) => el("tr", { "data-shard": s.shard }, el("th", {}, s.shard),
+    typeNames.map((ty) => {
+      const c = (s.types || []).find((x) => x.entityType === ty);
+      return el("td", { "data-shard": s.shard, "data-type": ty, "data-pending": c ? c.pending : 0, class: c ? "" : "muted" }, c ? c.pending + " (oldest " + ago(c.oldestDeliverableSeconds) + ")" : "–");
+    })));
   const dead = m.deadLetters.map((d) => el("tr", { "data-message": d.id }, el("td", {}, String(d.id)), el("td", {}, d.entityType), el("td", {}, d.entityId), el("td", {}, d.shard), el("td", {}, String(d.attempts)), el("td", { class: "bad" }, d.lastError || ""),
     el("td", {}, el("button", { class: "replay", onclick: () => act("messages/" + d.id + "/replay") }, "replay"))));
   return el("section", { id: "messages" }, el("h2", {}, "Backlog · oldest undelivered " + ago(m.oldestUndeliveredSeconds) + " · " + m.dead + " dead letters"),
     table("backlog-types", ["entity type", "pending", "oldest", ""], types),
     table("backlog-shards", ["shard", "owner", "pending", "claimed", "dead", "oldest"], shards),
+    el("h2", {}, "Backlog by shard and entity type"),
+    matrix.length ? table("backlog-matrix", ["shard"].concat(typeNames), matrix) : el("p", { class: "muted", id: "backlog-matrix" }, "no deliverable message"),
     el("h2", {}, "Dead letters"), table("dead-letters", ["id", "entity type", "entity", "shard", "attempts", "last error", ""], dead));
 }
 

@@ -224,6 +224,7 @@ func openShop(t *testing.T, ctx context.Context, url string) *orderShop {
 	if err != nil {
 		t.Fatal(err)
 	}
+	db.SetMaxOpenConns(2) // within the connection budget of scripts/test
 	t.Cleanup(func() { _ = db.Close() })
 	return &orderShop{t: t, ctx: ctx, c: c, db: db}
 }

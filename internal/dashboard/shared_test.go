@@ -7,7 +7,9 @@ package dashboard_test
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -105,4 +107,38 @@ func TestClusterCollectionShared(t *testing.T) {
 		time.Sleep(2 * hb)
 		return collections.Load() == a
 	})
+}
+
+// TestPanelStream: a panel's stream says how it follows the panel (a poll
+// without a feed), tells the page when the answer is there, and refuses a
+// panel it does not know.
+func TestPanelStream(t *testing.T) {
+	srv, _ := serve(t, dashboard.Config{PollEvery: 10 * time.Millisecond})
+	if code, body := call(t, "GET", srv.URL+dashboard.Prefix+"api/stream?panel=bogus", "", ""); code != http.StatusBadRequest || !strings.Contains(body, "use workflows") {
+		t.Fatalf("an unknown panel: %d %s", code, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL+dashboard.Prefix+"api/stream?panel=messages", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 4096)
+	var got strings.Builder
+	for !strings.Contains(got.String(), "event: panel") {
+		n, err := resp.Body.Read(buf)
+		if err != nil {
+			t.Fatalf("stream ended before a panel event: %v (%q)", err, got.String())
+		}
+		got.Write(buf[:n])
+	}
+	if !strings.Contains(got.String(), `"mode":"poll 10ms"`) || !strings.Contains(got.String(), `"panel":"messages"`) {
+		t.Fatalf("the stream did not say it polls the messages: %q", got.String())
+	}
+	// the page's read is the one the topic made
+	if code, body := call(t, "GET", srv.URL+dashboard.Prefix+"api/messages", "", ""); code != 200 || !strings.Contains(body, `"deadLetters"`) {
+		t.Fatalf("the messages answer: %d %s", code, body)
+	}
 }

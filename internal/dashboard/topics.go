@@ -10,6 +10,7 @@ package dashboard
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -79,7 +80,9 @@ func clusterMatters(dl delta.Delta) bool {
 	if dl.Row == nil || dl.Old == nil { // keys only (NOTIFY): cannot tell
 		return true
 	}
-	return dl.Row["owner"] != dl.Old["owner"] || dl.Row["epoch"] != dl.Old["epoch"]
+	// compared as text: a row image may hold values == cannot compare
+	differs := func(col string) bool { return fmt.Sprint(dl.Row[col]) != fmt.Sprint(dl.Old[col]) }
+	return differs("owner") || differs("epoch")
 }
 
 // panelSource runs p while pages stream it: it follows p's tables on the

@@ -142,7 +142,7 @@ func TestDashboard(t *testing.T) {
 	t.Run("LivePanels", func(t *testing.T) { onFailure(t, ctx); testLivePanels(t, ctx, c) })
 	t.Run("LocalhostRisk", func(t *testing.T) { onFailure(t, ctx); testLocalhostRisk(t, ctx) })
 	t.Run("Standalone", func(t *testing.T) { testStandalone(t, c) })
-	t.Run("KilledTurnsStale", func(t *testing.T) { onFailure(t, ctx); testKilled(t, ctx, c) })
+	t.Run("KilledTurnsStale", func(t *testing.T) { onFailure(t, ctx); testKilled(t, ctx, c, "") })
 }
 
 // onFailure logs what the page showed, with a screenshot, if t fails.
@@ -168,6 +168,9 @@ func TestDashboardMariaDB(t *testing.T) {
 	open(t, ctx, c.ui+"#/cluster")
 	r := startRuns(t, c)
 	t.Run("Panels", func(t *testing.T) { onFailure(t, ctx); testPanels(t, ctx, r, "mariadb-") })
+	// without a feed each panel's topic polls: still live, still shared
+	t.Run("LivePanels", func(t *testing.T) { onFailure(t, ctx); testLivePanels(t, ctx, c) })
+	t.Run("KilledTurnsStale", func(t *testing.T) { onFailure(t, ctx); testKilled(t, ctx, c, "mariadb-") })
 }
 
 // testPanels checks every panel; its screenshots are named shot+panel.
@@ -350,7 +353,7 @@ func testStandalone(t *testing.T, c *cluster) {
 	truthy(t, ctx, "the standalone dashboard's runs, live", `document.querySelectorAll("#runs tbody tr").length >= 4 && document.querySelector("#live").dataset.mode.startsWith("feed")`)
 }
 
-func testKilled(t *testing.T, ctx context.Context, c *cluster) {
+func testKilled(t *testing.T, ctx context.Context, c *cluster, shot string) {
 	hash(t, ctx, "#/cluster")
 	truthy(t, ctx, "both instances live", `[...document.querySelectorAll("#instances tr.instance")].filter(r => r.dataset.health === "live").length === 2`)
 	c.b.kill()
@@ -372,5 +375,5 @@ func testKilled(t *testing.T, ctx context.Context, c *cluster) {
 	if took > bound {
 		t.Fatalf("dash-b turned stale %s after SIGKILL, more than the heartbeat expiry %s plus one collection interval %s (+%s)", took.Round(time.Millisecond), 3*hb, hb, redrawAllowance)
 	}
-	screenshot(t, ctx, "cluster-stale")
+	screenshot(t, ctx, shot+"cluster-stale")
 }

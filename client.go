@@ -73,6 +73,9 @@ func (c *Client) Start(ctx context.Context, name string, input any, opts ...Star
 	if err != nil {
 		return "", errs.Wrap(errs.CodeInvalidArgument, err, "workflow "+name+": cannot encode input")
 	}
+	if err := checkHost(ctx, c.wf, name, b, opts); err != nil {
+		return "", err
+	}
 	x, _, err := c.wf.Start(ctx, name, b, startOptionsOf(opts))
 	return x.ID, err
 }
@@ -98,10 +101,15 @@ func (c *Client) Resume(ctx context.Context, id string) error { return c.wf.Resu
 // step (see App.RetryWorkflow).
 func (c *Client) Retry(ctx context.Context, id string) error { return c.wf.Retry(ctx, id) }
 
-// Get returns a run's status.
+// Get returns a run's status. Its Runner is the instance running it now
+// (one that holds a live claim on its messages, mid-replay), else the
+// last one that ran it.
 func (c *Client) Get(ctx context.Context, id string) (WorkflowStatus, error) {
 	x, err := c.wf.Get(ctx, id)
 	if err != nil {
+		return WorkflowStatus{}, err
+	}
+	if x.Runner, err = c.wf.RunnerNow(ctx, x); err != nil {
 		return WorkflowStatus{}, err
 	}
 	return statusOf(x), nil

@@ -35,6 +35,11 @@ func TestTypedConstantsAreTheEngines(t *testing.T) {
 		string(ProblemReadLoop):          inspect.ProblemReadLoop,
 		string(ProblemStalledShard):      inspect.ProblemStalledShard,
 		string(ProblemUnacquired):        inspect.ProblemUnacquired,
+		string(JournalStep):              string(store.JournalStep),
+		string(JournalSleep):             string(store.JournalSleep),
+		string(JournalSignal):            string(store.JournalSignal),
+		string(JournalChild):             string(store.JournalChild),
+		string(JournalPatch):             string(store.JournalPatch),
 	} {
 		if got != want {
 			t.Errorf("constant %q, the engine's %q", got, want)

@@ -57,7 +57,10 @@ func (w *Workflow[I, O]) register(a *App) error {
 type StartOption func(*startOptions)
 
 // startOptions is what the start options set.
-type startOptions struct{ workflow.StartOptions }
+type startOptions struct {
+	workflow.StartOptions
+	requireHost bool // RequireHost
+}
 
 // startOptionsOf applies opts.
 func startOptionsOf(opts []StartOption) workflow.StartOptions {
@@ -97,6 +100,9 @@ func (w *Workflow[I, O]) Start(ctx context.Context, a Runs, in I, opts ...StartO
 	if err != nil {
 		return nil, errs.Wrap(errs.CodeInvalidArgument, err, "workflow "+w.name+": cannot encode input")
 	}
+	if err := checkHost(ctx, wf, w.name, input, opts); err != nil {
+		return nil, err
+	}
 	x, _, err := wf.Start(ctx, w.name, input, startOptionsOf(opts))
 	if err != nil {
 		return nil, err
@@ -120,6 +126,9 @@ func (w *Workflow[I, O]) StartTx(ctx context.Context, a Runs, tx *sql.Tx, in I, 
 	input, err := json.Marshal(in)
 	if err != nil {
 		return nil, errs.Wrap(errs.CodeInvalidArgument, err, "workflow "+w.name+": cannot encode input")
+	}
+	if err := checkHost(ctx, wf, w.name, input, opts); err != nil {
+		return nil, err
 	}
 	id, _, err := wf.StartTx(ctx, tx, w.name, input, startOptionsOf(opts))
 	if err != nil {

@@ -1,11 +1,12 @@
 package main
 
 // voltro workflows: start, inspect, list, cancel and signal runs through the
-// database (DB_URL), without the workflow's code.
+// database (DB_URL), without the workflow's code, as a voltro.Client.
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/voltro/voltro"
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
@@ -44,9 +46,10 @@ followed. Both refuse a run that is running, suspended or completed.`
 
 // workflowClient opens the store as a client: it owns no shards and
 // registers no runner; the owners pick started runs up from the database.
+// The dashboard's actions use it (they take the engine).
 func workflowClient(ctx context.Context, env func(string) string) (*workflow.Engine, func(), error) {
 	if env("DB_URL") == "" {
-		return nil, nil, fmt.Errorf("DB_URL is not set: point it at the cluster's database")
+		return nil, nil, errNoDB
 	}
 	cfg, err := config.FromEnv(env, "")
 	if err != nil {
@@ -54,6 +57,17 @@ func workflowClient(ctx context.Context, env func(string) string) (*workflow.Eng
 	}
 	cfg.Warnings = nil
 	return workflow.OpenClient(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+var errNoDB = errors.New("DB_URL is not set: point it at the cluster's database")
+
+// publicClient opens the database as voltro.NewClient does for an
+// application: the workflows commands are a client like any other.
+func publicClient(ctx context.Context, env func(string) string) (*voltro.Client, error) {
+	if env("DB_URL") == "" {
+		return nil, errNoDB
+	}
+	return voltro.NewClient(ctx, voltro.WithEnv(env), voltro.WithLogger(slog.New(slog.DiscardHandler)))
 }
 
 func runWorkflows(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
@@ -103,11 +117,14 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 	if err := checkRunStatus(*status); err != nil {
 		return err
 	}
-	w, done, err := workflowClient(ctx, env)
+	if err := checkJSON(sub, *input, *payload); err != nil {
+		return err
+	}
+	w, err := publicClient(ctx, env)
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer w.Close()
 	switch sub {
 	case "start":
 		return workflowStart(ctx, w, pos[0], *input, *key, *force, stdout, stderr)
@@ -149,39 +166,51 @@ func checkRunStatus(s string) error {
 	return badArg("--status %q is not a run status: use %s", s, strings.Join(names, ", "))
 }
 
-// workflowStart starts workflow name with input (JSON) and prints the
+// checkJSON refuses a --input (start) or --payload (signal) that is not
+// JSON, before the database is opened.
+func checkJSON(sub, input, payload string) error {
+	switch {
+	case sub == "start" && !json.Valid([]byte(input)):
+		return errs.New(errs.CodeInvalidArgument, "--input is not valid JSON: %s", input)
+	case sub == "signal" && !json.Valid([]byte(payload)):
+		return errs.New(errs.CodeInvalidArgument, "--payload is not valid JSON: %s", payload)
+	}
+	return nil
+}
+
+// workflowStart starts workflow name with input (valid JSON) and prints the
 // run's id; unless force, it first checks that a live runner hosts the
 // workflow and that the input fits its published schema.
-func workflowStart(ctx context.Context, w *workflow.Engine, name, input, key string, force bool, stdout, stderr io.Writer) error {
-	if !json.Valid([]byte(input)) {
-		return errs.New(errs.CodeInvalidArgument, "--input is not valid JSON: %s", input)
-	}
+func workflowStart(ctx context.Context, w *voltro.Client, name, input, key string, force bool, stdout, stderr io.Writer) error {
+	opts := []voltro.StartOption{voltro.WithSource(voltro.SourceCLI)}
 	if !force {
-		h, err := w.Hosting(ctx, name)
-		if err != nil {
-			return err
-		}
-		if h.Judged && len(h.Hosts) == 0 {
-			return workflow.NotHostedError(name, h)
-		}
-		if err := h.CheckInput(name, []byte(input)); err != nil {
+		opts = append(opts, voltro.RequireHost())
+	}
+	var existing *voltro.WorkflowStatus
+	if key != "" {
+		opts = append(opts, voltro.WithKey(key))
+		st, err := w.Get(ctx, voltro.ExecutionID(name, key))
+		switch {
+		case err == nil:
+			existing = &st
+		case !errors.Is(err, voltro.ErrNotFound):
 			return err
 		}
 	}
-	x, existing, err := w.Start(ctx, name, []byte(input), workflow.StartOptions{Key: key, Source: "cli"})
+	id, err := w.Start(ctx, name, json.RawMessage(input), opts...)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, x.ID)
-	if existing {
-		fmt.Fprintf(stderr, "(the key names an existing run, status %s)\n", x.Status)
+	fmt.Fprintln(stdout, id)
+	if existing != nil {
+		fmt.Fprintf(stderr, "(the key names an existing run, status %s)\n", existing.Status)
 	}
 	return nil
 }
 
 // workflowList prints the runs that match, as a table or JSON.
-func workflowList(ctx context.Context, w *workflow.Engine, status, name string, limit int, format string, stdout io.Writer) error {
-	xs, err := w.List(ctx, store.ExecutionFilter{Status: store.ExecStatus(status), Name: name, Limit: limit})
+func workflowList(ctx context.Context, w *voltro.Client, status, name string, limit int, format string, stdout io.Writer) error {
+	xs, err := w.List(ctx, voltro.ListFilter{Status: voltro.RunStatus(status), Name: name, Limit: limit})
 	if err != nil {
 		return err
 	}
@@ -201,7 +230,7 @@ func workflowList(ctx context.Context, w *workflow.Engine, status, name string, 
 }
 
 // workflowCancel cancels run id, or says why there is nothing to cancel.
-func workflowCancel(ctx context.Context, w *workflow.Engine, id string, stdout io.Writer) error {
+func workflowCancel(ctx context.Context, w *voltro.Client, id string, stdout io.Writer) error {
 	out, err := w.CancelRun(ctx, id)
 	switch {
 	case err != nil:
@@ -216,12 +245,9 @@ func workflowCancel(ctx context.Context, w *workflow.Engine, id string, stdout i
 	return nil
 }
 
-// workflowSignal sends signal name with payload (JSON) to run id.
-func workflowSignal(ctx context.Context, w *workflow.Engine, id, name, payload string, stdout io.Writer) error {
-	if !json.Valid([]byte(payload)) {
-		return errs.New(errs.CodeInvalidArgument, "--payload is not valid JSON: %s", payload)
-	}
-	stored, err := w.Signal(ctx, id, name, []byte(payload))
+// workflowSignal sends signal name with payload (valid JSON) to run id.
+func workflowSignal(ctx context.Context, w *voltro.Client, id, name, payload string, stdout io.Writer) error {
+	stored, err := w.Signal(ctx, id, name, json.RawMessage(payload))
 	if err != nil {
 		return err
 	}
@@ -240,7 +266,7 @@ type stepView struct {
 	Attempts int             `json:"attempts"`
 	Runner   string          `json:"runner"`
 	Result   json.RawMessage `json:"result,omitempty"`
-	Error    *errs.Error     `json:"error,omitempty"`
+	Error    *voltro.Error   `json:"error,omitempty"`
 	Finished time.Time       `json:"finishedAt"`
 	Tries    []tryView       `json:"tries,omitempty"`
 }
@@ -260,7 +286,7 @@ type execView struct {
 	WaitingOn  string          `json:"waitingOn,omitempty"`
 	Input      json.RawMessage `json:"input,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`
-	Error      *errs.Error     `json:"error,omitempty"`
+	Error      *voltro.Error   `json:"error,omitempty"`
 	ParentID   string          `json:"parentId,omitempty"`
 	Runner     string          `json:"runner,omitempty"`
 	CreatedAt  time.Time       `json:"createdAt"`
@@ -268,30 +294,14 @@ type execView struct {
 	Steps      []stepView      `json:"steps,omitempty"`
 }
 
-func viewOf(x store.Execution) execView {
-	v := execView{ID: x.ID, Name: x.Name, Status: string(x.Status), WaitingOn: x.WaitingOn, ParentID: x.ParentID, Runner: x.Runner, CreatedAt: x.CreatedAt}
-	if json.Valid(x.Input) {
-		v.Input = x.Input
-	}
-	if json.Valid(x.Output) {
-		v.Result = x.Output
-	}
-	if len(x.Error) > 0 {
-		v.Error = errs.Decode(x.Error)
-	}
-	if !x.FinishedAt.IsZero() {
-		t := x.FinishedAt
-		v.FinishedAt = &t
-	}
-	return v
+func viewOf(x voltro.WorkflowStatus) execView {
+	return execView{ID: x.ID, Name: x.Name, Status: string(x.Status), WaitingOn: x.WaitingOn, Input: x.Input, Result: x.Output, Error: x.Error,
+		ParentID: x.ParentID, Runner: x.Runner, CreatedAt: x.CreatedAt, FinishedAt: x.FinishedAt}
 }
 
-func workflowGet(ctx context.Context, w *workflow.Engine, id, format string, stdout io.Writer) error {
+func workflowGet(ctx context.Context, w *voltro.Client, id, format string, stdout io.Writer) error {
 	x, err := w.Get(ctx, id)
 	if err != nil {
-		return err
-	}
-	if x.Runner, err = w.RunnerNow(ctx, x); err != nil {
 		return err
 	}
 	v := viewOf(x)
@@ -299,19 +309,10 @@ func workflowGet(ctx context.Context, w *workflow.Engine, id, format string, std
 	if err != nil {
 		return err
 	}
-	tries := map[int][]tryView{}
-	if steps, err := w.StepAttempts(ctx, id); err == nil {
-		for _, s := range steps {
-			tries[s.Seq] = append(tries[s.Seq], tryView{Attempt: s.Attempt, Status: s.Status, Runner: s.Runner, Replica: s.ReplicaID, Error: s.Error})
-		}
-	}
 	for _, e := range journal {
-		sv := stepView{Seq: e.Seq, Kind: string(e.Kind), Name: e.Name, Attempts: e.Attempts, Runner: e.Runner, Finished: e.FinishedAt, Tries: tries[e.Seq]}
-		if json.Valid(e.Result) {
-			sv.Result = e.Result
-		}
-		if len(e.Error) > 0 {
-			sv.Error = errs.Decode(e.Error)
+		sv := stepView{Seq: e.Seq, Kind: string(e.Kind), Name: e.Name, Attempts: e.Attempts, Runner: e.Runner, Result: e.Result, Error: e.Error, Finished: e.FinishedAt}
+		for _, t := range e.Tries {
+			sv.Tries = append(sv.Tries, tryView{Attempt: t.Attempt, Status: t.Status, Runner: t.Runner, Replica: t.ReplicaID, Error: t.Error})
 		}
 		v.Steps = append(v.Steps, sv)
 	}
@@ -329,7 +330,7 @@ func workflowGet(ctx context.Context, w *workflow.Engine, id, format string, std
 	switch {
 	case v.Error != nil:
 		fmt.Fprintf(stdout, "  error:      %s (%s)\n", v.Error.Message, v.Error.Code)
-	case x.Status == store.ExecCompleted:
+	case x.Status == voltro.StatusCompleted:
 		fmt.Fprintf(stdout, "  result:     %s\n", v.Result)
 	}
 	if len(v.Steps) > 0 {

@@ -101,7 +101,7 @@ func (h Hosting) CheckInput(name string, input []byte) error {
 	if first == nil {
 		return nil
 	}
-	return errs.New(errs.CodeInvalidArgument, "the input does not fit workflow %q (its input schema, as runner %s publishes it); the run would fail with \"cannot decode input\":\n  %s\npass --force to start it anyway",
+	return errs.New(errs.CodeInvalidArgument, "the input does not fit workflow %q (its input schema, as runner %s publishes it); the run would fail with \"cannot decode input\":\n  %s\npass --force (without voltro.RequireHost) to start it anyway",
 		name, from, strings.Join(first, "\n  "))
 }
 
@@ -111,7 +111,7 @@ func NotHostedError(name string, h Hosting) error {
 	if len(h.Hosted) > 0 {
 		known = "live runners host: " + strings.Join(h.Hosted, ", ")
 	}
-	return errs.New(errs.CodeUnregistered, "no live runner hosts workflow %q (%s); check the name, or pass --force to queue it for a deploy on its way", name, known)
+	return errs.New(errs.CodeUnregistered, "no live runner hosts workflow %q (%s); check the name, or pass --force (without voltro.RequireHost) to queue it for a deploy on its way", name, known)
 }
 
 // CancelOutcome says what a cancel did.

@@ -160,11 +160,16 @@ func stateArgs(w store.RunWrite) []any {
 	return []any{w.Shard, w.Fence.Owner, w.Fence.Epoch, id, eid, seq}
 }
 
-// runState is what runStateCols read.
+// claimCol reads, after runStateCols, whether the write's message is
+// claimed at its fence (args: messageArgs).
+const claimCol = `, EXISTS (SELECT 1 FROM voltro_messages WHERE id = ? AND shard = ? AND state = 'claimed' AND claimed_by = ? AND claim_epoch = ?)`
+
+// runState is what runStateCols (and claimCol) read.
 type runState struct {
-	held   bool
-	status sql.NullString
-	entry  bool
+	held    bool
+	status  sql.NullString
+	entry   bool
+	claimed bool
 }
 
 // judge names what kept w from happening, given which of its statements
@@ -242,7 +247,9 @@ var fencedTx = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 // is one transaction for the whole slice, re-run whole after a deadlock or
 // a certification conflict: with multi statements on and no Galera (see
 // batched), one round trip (writeBatch); otherwise statement by statement
-// (writeStepwise), 3 + one per statement round trips. Every transaction
+// (writeStepwise), 3 + one per statement round trips for a single write,
+// and as a few multi-row statements (writeRows), at most 9 round trips
+// whatever the number, for several of distinct runs. Every transaction
 // ends (or, in a batch, starts) with the fence write (fenceWrite), so a
 // takeover on another Galera node aborts it at certification, and its
 // re-run finds the shard gone (the reads are causal there). On Galera the
@@ -270,9 +277,14 @@ func (s *Store) WriteRuns(ctx context.Context, ws []store.RunWrite) ([]error, er
 	}
 	var out []error
 	lagged := false
+	rows := len(ws) > 1 && rowsApply(ws)
 	for try := 1; ; try++ {
 		err := s.inTx(ctx, fencedTx, func(tx *sql.Tx) (err error) {
-			out, err = writeStepwise(ctx, tx, ws)
+			if rows {
+				out, err = writeRows(ctx, tx, ws)
+			} else {
+				out, err = writeStepwise(ctx, tx, ws)
+			}
 			if err == nil && s.server.galera && !lagged && lagging(out) {
 				return errLagging
 			}
@@ -291,6 +303,10 @@ func (s *Store) WriteRuns(ctx context.Context, ws []store.RunWrite) ([]error, er
 				return nil, wrapErr("write runs", err)
 			}
 		case errors.Is(err, errFenceMoved) && try < 3:
+		case errors.Is(err, errRowsMoved) && try < 3:
+			// Rows changed under a multi-row write twice in a row: the
+			// last try goes statement by statement.
+			rows = try < 2
 		default:
 			return nil, wrapErr("write runs", err)
 		}
@@ -322,7 +338,7 @@ func (s *Store) writeAlone(ctx context.Context, w store.RunWrite) (error, error)
 		if n > 0 {
 			return nil, nil
 		}
-		st, err := readRunStates(ctx, s.db, []store.RunWrite{w}, []int{0})
+		st, err := readRunStates(ctx, s.db, []store.RunWrite{w}, []int{0}, false)
 		if err != nil {
 			return nil, err
 		}
@@ -404,7 +420,7 @@ func writeStepwise(ctx context.Context, tx *sql.Tx, ws []store.RunWrite) ([]erro
 	}
 	states := make([]runState, len(ws))
 	if len(missed) > 0 {
-		st, err := readRunStates(ctx, tx, ws, missed)
+		st, err := readRunStates(ctx, tx, ws, missed, false)
 		if err != nil {
 			return nil, err
 		}
@@ -428,13 +444,20 @@ type queryer interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }
 
-// readRunStates reads runStateCols for the writes ws[idx] in one query.
-func readRunStates(ctx context.Context, q queryer, ws []store.RunWrite, idx []int) ([]runState, error) {
+// readRunStates reads runStateCols for the writes ws[idx] in one query,
+// and claimCol too when claims is set.
+func readRunStates(ctx context.Context, q queryer, ws []store.RunWrite, idx []int, claims bool) ([]runState, error) {
 	sels := make([]string, len(idx))
 	var args []any
 	for k, i := range idx {
 		sels[k] = fmt.Sprintf("SELECT %d, %s", k, runStateCols)
 		args = append(args, stateArgs(ws[i])...)
+		if claims {
+			sels[k] += claimCol
+			args = append(args, messageArgs(ws[i])...)
+		} else {
+			sels[k] += ", FALSE"
+		}
 	}
 	rows, err := q.QueryContext(ctx, strings.Join(sels, "\nUNION ALL "), args...)
 	if err != nil {
@@ -446,7 +469,7 @@ func readRunStates(ctx context.Context, q queryer, ws []store.RunWrite, idx []in
 	for rows.Next() {
 		var k int
 		var st runState
-		if err := rows.Scan(&k, &st.held, &st.status, &st.entry); err != nil {
+		if err := rows.Scan(&k, &st.held, &st.status, &st.entry, &st.claimed); err != nil {
 			return nil, err
 		}
 		if k < 0 || k >= len(out) {
@@ -514,7 +537,7 @@ func (s *Store) writeBatch(ctx context.Context, ws []store.RunWrite) ([]error, e
 	var stateErr error
 	if len(missed) > 0 {
 		var st []runState
-		if st, stateErr = readRunStates(ctx, s.db, ws, missed); stateErr == nil {
+		if st, stateErr = readRunStates(ctx, s.db, ws, missed, false); stateErr == nil {
 			for k, i := range missed {
 				states[i] = st[k]
 			}

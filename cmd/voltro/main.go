@@ -38,7 +38,7 @@ func commands() map[string]command {
 		"messages":  {"list messages and dead letters; dead-letter a type's backlog (dead --type T); replay a dead letter", runMessages, []string{"list", "dead", "replay"}},
 		"migrate":   {"apply the database migrations of DB_URL and exit", runMigrate, nil},
 		"version":   {"print the version", runVersion, nil},
-		"workflows": {"start, get, list, cancel and signal workflow runs through DB_URL", runWorkflows, []string{"start", "get", "list", "cancel", "signal"}},
+		"workflows": {"start, get, list, cancel, signal, resume and retry workflow runs through DB_URL", runWorkflows, []string{"start", "get", "list", "cancel", "signal", "resume", "retry"}},
 	}
 }
 

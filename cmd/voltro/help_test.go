@@ -85,3 +85,39 @@ func TestErrorPrefixSaysVoltroOnce(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want 1 and %q", code, got, want)
 	}
 }
+
+// A workflows subcommand given too many or too few arguments says which,
+// then its own usage line, and exits 2.
+func TestWorkflowsWrongArgumentsSayWhy(t *testing.T) {
+	env := func(k string) string { return map[string]string{"DB_URL": "memory:"}[k] }
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"start", "NAME", "{}"}, `voltro workflows start: unexpected arguments ["{}"]`},
+		{[]string{"start"}, `voltro workflows start: missing NAME`},
+		{[]string{"signal"}, `voltro workflows signal: missing ID NAME`},
+		{[]string{"get", "a", "b"}, `voltro workflows get: unexpected arguments ["b"]`},
+		{[]string{"list", "x"}, `voltro workflows list: unexpected arguments ["x"]`},
+		{[]string{"cancel", "a", "b", "c"}, `voltro workflows cancel: unexpected arguments ["b" "c"]`},
+		{[]string{"signal", "ID"}, `voltro workflows signal: missing NAME`},
+		{[]string{"signal", "ID", "go", "{}"}, `voltro workflows signal: unexpected arguments ["{}"]`},
+		{[]string{"resume", "a", "b"}, `voltro workflows resume: unexpected arguments ["b"]`},
+		{[]string{"retry", "a", "--format", "json", "b"}, `voltro workflows retry: unexpected arguments ["b"]`},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append([]string{"workflows"}, c.args...), env, &out, &errb)
+		what := "voltro workflows " + strings.Join(c.args, " ")
+		lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+		if code != 2 || out.Len() != 0 || len(lines) != 2 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2, nothing, a reason and a usage line", what, code, out.String(), errb.String())
+			continue
+		}
+		if lines[0] != c.want {
+			t.Errorf("%s: reason %q, want %q", what, lines[0], c.want)
+		}
+		if want := "usage: voltro workflows " + c.args[0]; !strings.HasPrefix(lines[1], want) {
+			t.Errorf("%s: usage line %q, want it to start %q", what, lines[1], want)
+		}
+	}
+}

@@ -1,7 +1,8 @@
 package main
 
-// voltro workflows: start, inspect, list, cancel and signal runs through the
-// database (DB_URL), without the workflow's code, as a voltro.Client.
+// voltro workflows: start, inspect, list, cancel, signal, resume and retry
+// runs through the database (DB_URL), without the workflow's code, as a
+// voltro.Client.
 
 import (
 	"context"
@@ -108,7 +109,7 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 		return errUsage
 	}
 	if len(pos) != n {
-		fmt.Fprintln(stderr, workflowsUsage)
+		fmt.Fprintf(stderr, "voltro workflows %s: %s\n%s\n", sub, wrongArgs(sub, pos, n), workflowSynopsis(sub))
 		return errUsage
 	}
 	if *format != "table" && *format != "json" {
@@ -148,6 +149,27 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 		fmt.Fprintf(stdout, "%s retried from its last good step; its owner runs it again\n", pos[0])
 	}
 	return nil
+}
+
+// wrongArgs says why pos is not the n positional arguments subcommand sub
+// takes: the unexpected ones named, or the missing ones by their usage names.
+func wrongArgs(sub string, pos []string, n int) string {
+	if len(pos) > n {
+		return fmt.Sprintf("unexpected arguments %q", pos[n:])
+	}
+	names := strings.Fields(strings.TrimPrefix(workflowSynopsis(sub), "usage: voltro workflows "+sub))
+	return "missing " + strings.Join(names[len(pos):n], " ")
+}
+
+// workflowSynopsis is the usage line of one subcommand, from workflowsUsage.
+func workflowSynopsis(sub string) string {
+	for _, l := range strings.Split(workflowsUsage, "\n") {
+		l = strings.TrimPrefix(strings.TrimSpace(l), "usage: ")
+		if strings.HasPrefix(l, "voltro workflows "+sub+" ") || l == "voltro workflows "+sub {
+			return "usage: " + l
+		}
+	}
+	return workflowsUsage
 }
 
 // runStatuses are the values of workflows list --status.

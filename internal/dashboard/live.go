@@ -171,6 +171,14 @@ func forward(ctx context.Context, ch <-chan delta.Delta, emit func(event)) {
 	}
 }
 
+// A stream writes a keep-alive comment every streamKeepAlive (proxies
+// drop silent connections), and a write not done within
+// streamWriteWindow drops the stream.
+const (
+	streamKeepAlive   = 15 * time.Second
+	streamWriteWindow = 30 * time.Second
+)
+
 // stream serves text/event-stream of ?panel= (the workflows topic by
 // default, and for the run page) until the page leaves.
 func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
@@ -194,12 +202,21 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.leave(ch)
+	// The server's timeouts bound a whole response (the instance's inspect
+	// server cuts one at 40 s): a stream instead gets a rolling write
+	// deadline, renewed by every write, keep-alives included, so a client
+	// that stops reading is still dropped; reads are not needed.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	renew := func() { _ = rc.SetWriteDeadline(time.Now().Add(streamWriteWindow)) }
+	renew()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	send := func(e event) bool {
 		b, _ := json.Marshal(e)
+		renew()
 		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Kind, b); err != nil {
 			return false
 		}
@@ -209,7 +226,7 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	if !send(event{Kind: "hello", Mode: mode}) {
 		return
 	}
-	keep := time.NewTicker(25 * time.Second)
+	keep := time.NewTicker(streamKeepAlive)
 	defer keep.Stop()
 	for {
 		select {
@@ -220,6 +237,7 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case <-keep.C:
+			renew()
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return
 			}

@@ -108,14 +108,14 @@ func (r *Runner) balance(ctx, poolctx context.Context, poolOK bool, now time.Tim
 	}
 	states, err := r.survey(ctx)
 	if err != nil {
-		r.lockFailed(err)
+		r.lockFailed(ctx, err)
 		return
 	}
 	// A frozen owner's session is ended; its shards then look as a crashed
 	// owner's do.
 	if r.fenceFrozen(ctx, states, now) {
 		if states, err = r.awaitFenced(ctx, states); err != nil {
-			r.lockFailed(err)
+			r.lockFailed(ctx, err)
 			return
 		}
 	}
@@ -238,7 +238,7 @@ func (r *Runner) acquire(ctx context.Context, shard string, now time.Time) bool 
 	started := time.Now()
 	epoch, ok, err := r.locker.Acquire(ctx, shard, r.opts.LeaseTTL)
 	if err != nil {
-		r.lockFailed(err)
+		r.lockFailed(ctx, err)
 		return false
 	}
 	if !ok {
@@ -264,7 +264,7 @@ func (r *Runner) acquireMany(ctx context.Context, shards []string, states map[st
 		}
 	}
 	if err != nil {
-		r.lockFailed(err)
+		r.lockFailed(ctx, err)
 	}
 }
 

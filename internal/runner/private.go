@@ -42,7 +42,7 @@ func (r *Runner) stepPrivate(ctx context.Context, now time.Time, beat bool) {
 		started := time.Now()
 		lost, err := r.locker.Refresh(opctx, r.held, r.opts.LeaseTTL)
 		if err != nil {
-			r.lockFailed(err)
+			r.lockFailed(ctx, err)
 			return
 		}
 		for _, s := range lost {

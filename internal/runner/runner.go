@@ -296,6 +296,9 @@ func (r *Runner) openLocker(ctx context.Context) bool {
 	}
 	l, err := r.d.NewLocker(ctx, r.opts.Mode, r.opts.Address)
 	if err != nil {
+		if errors.Is(err, context.Canceled) && errors.Is(ctx.Err(), context.Canceled) {
+			return false // the runner is stopping
+		}
 		if r.lockErr == "" {
 			r.log.Error("workflow runner: lock storage unavailable; holding no shards until it answers", "err", err)
 		}
@@ -318,7 +321,7 @@ func (r *Runner) heartbeat(ctx context.Context) bool {
 				r.registered = true
 			}
 		} else {
-			r.lockFailed(err)
+			r.lockFailed(ctx, err)
 			return false
 		}
 	}
@@ -333,7 +336,7 @@ func (r *Runner) heartbeat(ctx context.Context) bool {
 	started := time.Now()
 	lost, err := r.locker.Refresh(ctx, r.held, r.opts.LeaseTTL)
 	if err != nil {
-		r.lockFailed(err)
+		r.lockFailed(ctx, err)
 		return false
 	}
 	for _, s := range lost {
@@ -350,8 +353,15 @@ func (r *Runner) heartbeat(ctx context.Context) bool {
 }
 
 // lockFailed: the reserved connection is unusable. Every shard is lost at
-// once; a new locker is opened only once the store answers again.
-func (r *Runner) lockFailed(err error) {
+// once; a new locker is opened only once the store answers again. A call
+// cut short because the runner itself is stopping (ctx, the call's context,
+// cancelled by the shutdown) is no storage failure: Leave releases the
+// shards, and the record is at Debug.
+func (r *Runner) lockFailed(ctx context.Context, err error) {
+	if errors.Is(err, context.Canceled) && errors.Is(ctx.Err(), context.Canceled) {
+		r.log.Debug("workflow runner: lock call cut short by shutdown", "err", err)
+		return
+	}
 	r.log.Error("workflow runner: shard lock storage failed; stopping every entity and releasing shards", "err", err, "shards", len(r.held))
 	r.lockHealthy, r.lockErr = false, err.Error()
 	r.lockFailures++

@@ -372,7 +372,10 @@ func (w *Engine) Signal(ctx context.Context, id, name string, payload []byte) (b
 // finished row over (notifyLocal) or says it stopped executing here (nudge).
 const localPoll = time.Second
 
-// Result waits until the run is finished and returns it.
+// Result waits until the run is finished and returns it. A read that fails
+// with errs.CodeUnavailable (a dropped connection, a failover) is retried
+// with the same backoff until ctx ends: the run goes on regardless, and a
+// one-off outage must not end the wait. Other errors return at once.
 func (w *Engine) Result(ctx context.Context, id string) (store.Execution, error) {
 	ch := make(chan store.Execution, 1)
 	w.mu.Lock()
@@ -386,10 +389,12 @@ func (w *Engine) Result(ctx context.Context, id string) (store.Execution, error)
 	defer timer.Stop()
 	for {
 		var x store.Execution
+		outage := false
 		if read {
 			var err error
 			x, err = w.ws.GetExecution(ctx, id)
-			if err != nil && !errors.Is(err, errs.ErrNotFound) {
+			outage = errors.Is(err, errs.ErrUnavailable)
+			if err != nil && !outage && !errors.Is(err, errs.ErrNotFound) {
 				return x, err
 			}
 			if err == nil && x.Status.Terminal() {
@@ -397,7 +402,7 @@ func (w *Engine) Result(ctx context.Context, id string) (store.Execution, error)
 			}
 		}
 		wait := localPoll
-		if !isLocal() {
+		if !isLocal() || outage {
 			wait, backoff = backoff, min(backoff*2, 500*time.Millisecond)
 		}
 		timer.Reset(wait)

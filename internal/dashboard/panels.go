@@ -57,14 +57,15 @@ func (d *Dashboard) schedules(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := schedulesView{Schedules: []scheduleView{}, Claims: []claimView{}}
+	// one read for every schedule's recent firings, not one per schedule
+	latest, err := ss.LatestScheduleRuns(ctx, recentFirings)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
 	for _, v := range schedule.Views(sums, now) {
 		sv := scheduleView{ScheduleView: v, Recent: []store.ScheduleRun{}, Live: []store.ScheduleRun{}}
-		runs, err := ss.ScheduleRuns(ctx, v.Name, recentFirings)
-		if err != nil {
-			writeErr(w, err)
-			return
-		}
-		for _, run := range runs {
+		for _, run := range latest[v.Name] {
 			sv.Recent = append(sv.Recent, run)
 			if run.Finished.IsZero() && run.Status != "" {
 				sv.Live = append(sv.Live, run)

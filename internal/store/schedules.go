@@ -175,6 +175,10 @@ type ScheduleStore interface {
 	// ScheduleRuns returns a schedule's runs, newest tick first and, within
 	// a tick, newest row first; limit <= 0 returns all of them.
 	ScheduleRuns(ctx context.Context, schedule string, limit int) ([]ScheduleRun, error)
+	// LatestScheduleRuns returns the newest perSchedule runs of every
+	// schedule (in ScheduleRuns order), by schedule, in one read however
+	// many schedules there are: a panel listing them all costs one query.
+	LatestScheduleRuns(ctx context.Context, perSchedule int) (map[string][]ScheduleRun, error)
 	// ScheduleSummaries returns every schedule that is defined or has
 	// runs, by name. Claims alone make no schedule.
 	ScheduleSummaries(ctx context.Context) ([]ScheduleSummary, error)
@@ -206,5 +210,15 @@ func (m ScheduleSummaries) Sorted() []ScheduleSummary {
 		out = append(out, *s)
 	}
 	slices.SortFunc(out, func(a, b ScheduleSummary) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// BySchedule groups runs by schedule, keeping their order, for the
+// drivers' LatestScheduleRuns.
+func BySchedule(runs []ScheduleRun) map[string][]ScheduleRun {
+	out := map[string][]ScheduleRun{}
+	for _, r := range runs {
+		out[r.Schedule] = append(out[r.Schedule], r)
+	}
 	return out
 }

@@ -193,6 +193,31 @@ func (s *Store) ScheduleRuns(_ context.Context, schedule string, limit int) ([]s
 	return out, nil
 }
 
+func (s *Store) LatestScheduleRuns(_ context.Context, perSchedule int) (map[string][]store.ScheduleRun, error) {
+	s.mu.Lock()
+	var all []store.ScheduleRun
+	for _, r := range s.sched().runs {
+		all = append(all, r.ScheduleRun)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(all, func(a, b store.ScheduleRun) int {
+		if c := cmp.Compare(a.Schedule, b.Schedule); c != 0 {
+			return c
+		}
+		if c := b.ScheduledAt.Compare(a.ScheduledAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
+	out := map[string][]store.ScheduleRun{}
+	for _, r := range all {
+		if len(out[r.Schedule]) < perSchedule {
+			out[r.Schedule] = append(out[r.Schedule], r)
+		}
+	}
+	return out, nil
+}
+
 // laterRun reports whether a comes before b in ScheduleRuns order.
 func laterRun(a, b store.ScheduleRun) bool {
 	if c := a.ScheduledAt.Compare(b.ScheduledAt); c != 0 {

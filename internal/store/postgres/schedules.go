@@ -141,6 +141,20 @@ func (s *Store) ScheduleRuns(ctx context.Context, schedule string, limit int) ([
 	return out, wrapErr("schedule runs "+schedule, err)
 }
 
+func (s *Store) LatestScheduleRuns(ctx context.Context, perSchedule int) (map[string][]store.ScheduleRun, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+schedRunColumns+` FROM (SELECT `+schedRunColumns+`,
+		row_number() OVER (PARTITION BY "schedule" ORDER BY "scheduledAt" DESC, "id" DESC) AS "rank"
+		FROM "_voltro_schedule_runs") AS r WHERE "rank" <= $1 ORDER BY "schedule", "scheduledAt" DESC, "id" DESC`, perSchedule)
+	if err != nil {
+		return nil, wrapErr("latest schedule runs", err)
+	}
+	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.ScheduleRun, error) { return scanSchedRun(row) })
+	if err != nil {
+		return nil, wrapErr("latest schedule runs", err)
+	}
+	return store.BySchedule(runs), nil
+}
+
 func (s *Store) ScheduleSummaries(ctx context.Context) ([]store.ScheduleSummary, error) {
 	sums := store.ScheduleSummaries{}
 	rows, err := s.pool.Query(ctx, `SELECT `+schedDefColumns+` FROM "_voltro_schedules"`)

@@ -197,6 +197,26 @@ func (s *Store) ScheduleRuns(ctx context.Context, schedule string, limit int) ([
 	return out, s.wrap(rows.Err(), op)
 }
 
+func (s *Store) LatestScheduleRuns(ctx context.Context, perSchedule int) (map[string][]store.ScheduleRun, error) {
+	const op = "latest schedule runs"
+	rows, err := s.queryR(ctx, `SELECT `+schedRunColumns+` FROM (SELECT `+schedRunColumns+`,
+		row_number() OVER (PARTITION BY "schedule" ORDER BY "scheduledAt" DESC, "id" DESC) AS "rank"
+		FROM "_voltro_schedule_runs") AS r WHERE "rank" <= ? ORDER BY "schedule", "scheduledAt" DESC, "id" DESC`, perSchedule)
+	if err != nil {
+		return nil, s.wrap(err, op)
+	}
+	defer rows.Close()
+	var out []store.ScheduleRun
+	for rows.Next() {
+		r, err := scanSchedRun(rows)
+		if err != nil {
+			return nil, s.wrap(err, op)
+		}
+		out = append(out, r)
+	}
+	return store.BySchedule(out), s.wrap(rows.Err(), op)
+}
+
 func (s *Store) ScheduleSummaries(ctx context.Context) ([]store.ScheduleSummary, error) {
 	sums := store.ScheduleSummaries{}
 	if err := s.scheduleDefinitions(ctx, sums); err != nil {

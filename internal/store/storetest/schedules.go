@@ -31,6 +31,7 @@ func RunSchedules(t *testing.T, factory Factory, opts Options) {
 	t.Run("HeartbeatAndActive", func(t *testing.T) { d, s, c := get(t); testScheduleActive(t, d, s, c) })
 	t.Run("LastScheduledAt", func(t *testing.T) { _, s, _ := get(t); testScheduleLast(t, s) })
 	t.Run("RunsOrder", func(t *testing.T) { _, s, _ := get(t); testScheduleRuns(t, s) })
+	t.Run("LatestRuns", func(t *testing.T) { _, s, _ := get(t); testScheduleLatestRuns(t, s) })
 	t.Run("Summaries", func(t *testing.T) { _, s, _ := get(t); testScheduleSummaries(t, s) })
 	t.Run("Collect", func(t *testing.T) { d, s, c := get(t); testScheduleCollect(t, d, s, c) })
 }
@@ -354,6 +355,44 @@ func testScheduleRuns(t *testing.T, s store.ScheduleStore) {
 	}
 	if got := must(s.ScheduleRuns(ctx, "nothing", 0))(t); len(got) != 0 {
 		t.Fatalf("runs of an unknown schedule: %+v", got)
+	}
+}
+
+// testScheduleLatestRuns: the newest K runs of every schedule, each in
+// ScheduleRuns order, in one read.
+func testScheduleLatestRuns(t *testing.T, s store.ScheduleStore) {
+	ctx := ctxT(t)
+	var want = map[string][]int64{}
+	for i, name := range []string{"lat-a", "lat-b", "lat-c"} {
+		var ids []int64
+		for j := range 2 + 2*i {
+			at := schedTick.Add(time.Duration(j/2) * time.Second)
+			ids = append(ids, insertRun(t, s, schedRun(name, at, "a", store.ScheduleOutcomeWonLock, store.ScheduleSucceeded)))
+		}
+		want[name] = ids
+	}
+	got := must(s.LatestScheduleRuns(ctx, 3))(t)
+	if len(got) != len(want) {
+		t.Fatalf("latest runs of %d schedules, want %d: %+v", len(got), len(want), got)
+	}
+	for name := range want {
+		all := must(s.ScheduleRuns(ctx, name, 3))(t)
+		var exp, have []int64
+		for _, r := range all {
+			exp = append(exp, r.ID)
+		}
+		for _, r := range got[name] {
+			have = append(have, r.ID)
+			if r.Schedule != name {
+				t.Fatalf("%s: a run of %s", name, r.Schedule)
+			}
+		}
+		if fmt.Sprint(have) != fmt.Sprint(exp) {
+			t.Fatalf("%s: latest %v, want %v (ScheduleRuns order, limit 3)", name, have, exp)
+		}
+	}
+	if len(got["lat-a"]) != 2 || len(got["lat-c"]) != 3 {
+		t.Fatalf("per-schedule bound: %d and %d runs, want 2 and 3", len(got["lat-a"]), len(got["lat-c"]))
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/voltro/voltro/internal/cdc"
 	"github.com/voltro/voltro/internal/cdc/delta"
 	"github.com/voltro/voltro/internal/store"
 )
@@ -48,6 +49,7 @@ type hub struct {
 	mu     sync.Mutex
 	subs   map[chan event]struct{}
 	stop   context.CancelFunc
+	ready  chan struct{} // closed once the running source's mode is known
 	mode   string
 	closed bool
 }
@@ -56,21 +58,36 @@ func newHub(src source, log *slog.Logger) *hub {
 	return &hub{src: src, log: log, subs: map[chan event]struct{}{}}
 }
 
-// join adds a stream; the first one starts the source.
+// join adds a stream; the first one starts the source, outside the lock
+// (it may connect to the database): the streams that join meanwhile wait
+// for its mode, while the others come and go.
 func (h *hub) join() (chan event, string, bool) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed {
+		h.mu.Unlock()
 		return nil, "", false
 	}
 	ch := make(chan event, 64)
 	h.subs[ch] = struct{}{}
-	if h.stop == nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		h.stop = cancel
-		h.mode = h.src(ctx, h.emit)
+	if h.stop != nil {
+		ready := h.ready
+		h.mu.Unlock()
+		<-ready
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return ch, h.mode, true
 	}
-	return ch, h.mode, true
+	ctx, cancel := context.WithCancel(context.Background())
+	h.stop = cancel
+	ready := make(chan struct{})
+	h.ready = ready
+	h.mu.Unlock()
+	mode := h.src(ctx, h.emit)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.mode = mode
+	close(ready)
+	return ch, mode, true
 }
 
 // leave removes a stream; the last one stops the source.
@@ -116,45 +133,93 @@ func (h *hub) emit(e event) {
 }
 
 // source is the change feed where it sees other processes' writes, a
-// tick every PollEvery otherwise.
+// tick every PollEvery otherwise (and when the feed does not answer within
+// subscribeWithin, which the mode then says). Changes are coalesced: at
+// most one event every workflowsGap.
 func (d *Dashboard) source() source {
 	return func(ctx context.Context, emit func(event)) string {
 		if f := d.c.Feed; f != nil && f.Transport().CrossInstance() {
-			var chans []<-chan delta.Delta
-			var err error
-			for _, t := range store.IntrospectionTables {
-				var ch <-chan delta.Delta
-				if ch, err = f.Subscribe(ctx, t, nil); err != nil {
-					break
-				}
-				chans = append(chans, ch)
-			}
+			chans, err := subscribeAll(ctx, f, store.IntrospectionTables)
 			if err == nil {
+				in := make(chan event, 64)
 				for _, ch := range chans {
-					go forward(ctx, ch, emit)
+					go forward(ctx, ch, in)
 				}
+				go coalesce(ctx, in, workflowsGap, emit)
 				return "feed " + f.Flavor()
 			}
 			d.c.Logger.Warn("dashboard: the change feed cannot follow the introspection tables; polling instead", "err", err)
+			d.tick(ctx, emit)
+			return "poll " + d.c.PollEvery.String() + " (the change feed failed: " + err.Error() + ")"
 		}
-		go func() {
-			t := time.NewTicker(d.c.PollEvery)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					emit(event{Kind: "tick"})
-				}
-			}
-		}()
+		d.tick(ctx, emit)
 		return "poll " + d.c.PollEvery.String()
 	}
 }
 
-func forward(ctx context.Context, ch <-chan delta.Delta, emit func(event)) {
+const (
+	// subscribeWithin bounds subscribing to the feed (it may connect and
+	// install triggers); past it the stream polls.
+	subscribeWithin = 10 * time.Second
+	// workflowsGap is the least time between two events of the workflows
+	// topic: a busy cluster's changes fold into one re-read per gap.
+	workflowsGap = 250 * time.Millisecond
+)
+
+// subscribeAll subscribes to every table, giving up after subscribeWithin.
+func subscribeAll(ctx context.Context, f *cdc.Feed, tables []string) ([]<-chan delta.Delta, error) {
+	sctx, cancel := context.WithCancel(ctx)
+	type result struct {
+		chans []<-chan delta.Delta
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		for _, t := range tables {
+			var ch <-chan delta.Delta
+			if ch, r.err = f.Subscribe(sctx, t, nil); r.err != nil {
+				break
+			}
+			r.chans = append(r.chans, ch)
+		}
+		done <- r
+	}()
+	timer := time.NewTimer(subscribeWithin)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			cancel()
+			return nil, r.err
+		}
+		context.AfterFunc(ctx, cancel)
+		return r.chans, nil
+	case <-timer.C:
+		cancel()
+		return nil, fmt.Errorf("no answer within %v", subscribeWithin)
+	}
+}
+
+// tick emits a tick every PollEvery until ctx ends.
+func (d *Dashboard) tick(ctx context.Context, emit func(event)) {
+	go func() {
+		t := time.NewTicker(d.c.PollEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				emit(event{Kind: "tick"})
+			}
+		}
+	}()
+}
+
+func forward(ctx context.Context, ch <-chan delta.Delta, out chan<- event) {
 	for {
+		var e event
 		select {
 		case <-ctx.Done():
 			return
@@ -162,13 +227,66 @@ func forward(ctx context.Context, ch <-chan delta.Delta, emit func(event)) {
 			if !ok {
 				return
 			}
+			e = event{Kind: "change", Table: dl.Table, Key: dl.Key, Run: runOf(dl)}
 			if dl.Op == delta.Resync {
-				emit(event{Kind: "resync", Table: dl.Table})
-				continue
+				e = event{Kind: "resync", Table: dl.Table}
 			}
-			emit(event{Kind: "change", Table: dl.Table, Key: dl.Key, Run: runOf(dl)})
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case out <- e:
 		}
 	}
+}
+
+// coalesce emits the first event at once and the ones that follow within
+// gap as one, at the gap's end: it names a table and a run only when every
+// event it stands for does, and is a resync when one of them is.
+func coalesce(ctx context.Context, in <-chan event, gap time.Duration, emit func(event)) {
+	t := time.NewTimer(gap)
+	t.Stop()
+	var pending *event
+	var last time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case e := <-in:
+			if pending != nil {
+				*pending = merge(*pending, e)
+				continue
+			}
+			if wait := gap - time.Since(last); wait > 0 {
+				pending = &e
+				t.Reset(wait)
+				continue
+			}
+			emit(e)
+			last = time.Now()
+		case <-t.C:
+			if pending != nil {
+				emit(*pending)
+				pending = nil
+				last = time.Now()
+			}
+		}
+	}
+}
+
+func merge(a, b event) event {
+	if b.Kind == "resync" {
+		a.Kind = "resync"
+	}
+	if a.Table != b.Table {
+		a.Table = ""
+	}
+	if a.Run != b.Run {
+		a.Run = ""
+	}
+	a.Key = nil
+	return a
 }
 
 // A stream writes a keep-alive comment every streamKeepAlive (proxies

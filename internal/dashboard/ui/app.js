@@ -97,6 +97,11 @@ async function act(path, payload) {
 async function stream() {
   const live = document.getElementById("live");
   for (;;) {
+    if (document.hidden) {
+      live.dataset.mode = "hidden";
+      live.textContent = "paused: the tab is hidden";
+      await new Promise((ok) => (state.wake = ok)); // a hidden tab holds no stream
+    }
     const topic = topicOf(state.view);
     const ctl = new AbortController();
     state.stream = { topic, ctl };
@@ -154,7 +159,12 @@ function onChange(ev) {
   refresh();
 }
 
-// refresh re-renders the current view, at most one read at a time.
+// minRefresh is the least time (ms) between two reads of the view: the
+// changes of a busy cluster fold into one read per interval.
+const minRefresh = 500;
+
+// refresh re-renders the current view, at most one read at a time and
+// one per minRefresh.
 async function refresh() {
   if (state.pending) {
     state.again = true;
@@ -164,6 +174,9 @@ async function refresh() {
   try {
     do {
       state.again = false;
+      const wait = (state.lastRead || 0) + minRefresh - Date.now();
+      if (wait > 0) await new Promise((ok) => setTimeout(ok, wait));
+      state.lastRead = Date.now();
       await render();
     } while (state.again);
   } finally {
@@ -337,7 +350,7 @@ function drawRuns(page, v) {
 // A run: its data, the attempts as a timeline, events, signals, family.
 function drawRun(r) {
   const attempts = r.attempts || [];
-  const t0 = Math.min(...attempts.map((a) => Date.parse(a.startedAt)), Date.parse(r.createdAt));
+  const t0 = attempts.reduce((m, a) => Math.min(m, Date.parse(a.startedAt)), Date.parse(r.createdAt)); // no spread: a long run has too many attempts for one call
   const end = (a) => (a.finishedAt ? Date.parse(a.finishedAt) : Date.now());
   const t1 = Math.max(...attempts.map(end), t0 + 1);
   const span = t1 - t0;
@@ -435,6 +448,7 @@ function bindTokens() {
     const input = document.getElementById(name + "-token");
     input.value = token(name);
     input.addEventListener("change", () => {
+      input.value = input.value.trim(); // a pasted token often ends with a newline or a space
       sessionStorage.setItem("voltro." + name, input.value);
       if (name === "inspect") refresh();
     });
@@ -442,6 +456,17 @@ function bindTokens() {
 }
 
 window.addEventListener("hashchange", route);
+// A hidden tab closes its stream; shown again it reopens it, whose hello
+// refreshes the view once.
+document.addEventListener("visibilitychange", () => {
+  if (document.hidden) {
+    if (state.stream) state.stream.ctl.abort();
+  } else if (state.wake) {
+    const wake = state.wake;
+    state.wake = null;
+    wake();
+  }
+});
 window.addEventListener("DOMContentLoaded", () => {
   bindTokens();
   route();

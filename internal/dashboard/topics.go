@@ -45,8 +45,17 @@ type panelTopic struct {
 	// every re-reads anyway, at least this often.
 	every time.Duration
 	// gap is the least time between two reads, however fast tables change.
-	gap  time.Duration
+	gap time.Duration
+	// slow, when set, stretches the gap to slow times the last read's
+	// duration: a read that is costly (a drain-stats scan of a huge
+	// backlog) is made less often.
+	slow int
 	snap *snapshot
+}
+
+// readGap is the least time from a read that took took to the next one.
+func (p *panelTopic) readGap(took time.Duration) time.Duration {
+	return max(p.gap, time.Duration(p.slow)*took)
 }
 
 // topics builds the panel topics from the configuration.
@@ -55,7 +64,7 @@ func (d *Dashboard) topics() map[string]*panelTopic {
 	mk := func(name string, h http.HandlerFunc, every, gap time.Duration, matters func(delta.Delta) bool, tables ...string) *panelTopic {
 		return &panelTopic{name: name, tables: tables, matters: matters, every: every, gap: gap, snap: newSnapshot(d.base, h)}
 	}
-	return map[string]*panelTopic{
+	ts := map[string]*panelTopic{
 		// an instance turns stale by not heartbeating: the collection
 		// runs at the heartbeat cadence to see it, and when an instance
 		// joins or leaves or a shard changes hands
@@ -65,6 +74,10 @@ func (d *Dashboard) topics() map[string]*panelTopic {
 		topicMessages: mk(topicMessages, d.messages, hb, 500*time.Millisecond, nil, store.TableMessages),
 		topicLogs:     mk(topicLogs, d.logs, max(logsEvery, d.c.PollEvery), 0, nil),
 	}
+	// every change of voltro_messages kicks the drain stats, whose cost
+	// grows with the backlog: at most a tenth of the time goes to them
+	ts[topicMessages].slow = 10
+	return ts
 }
 
 // clusterMatters skips the changes the cadence covers: a runner's
@@ -148,29 +161,32 @@ func (d *Dashboard) follow(ctx context.Context, p *panelTopic, kick chan<- struc
 	return true
 }
 
-// panelLoop reads p at once, on each kick (no sooner than p.gap after the
-// last read) and every `every`, and emits a panel event when the answer
-// changed.
+// panelLoop reads p at once, on each kick (no sooner than p.readGap after
+// the last read) and every `every`, and emits a panel event when the
+// answer changed.
 func (d *Dashboard) panelLoop(ctx context.Context, p *panelTopic, kick <-chan struct{}, every time.Duration, emit func(event)) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	var last time.Time
+	var took time.Duration
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-kick:
-			if wait := p.gap - time.Since(last); wait > 0 {
+			if wait := p.readGap(took) - time.Since(last); wait > 0 {
 				t.Reset(wait) // the read waits for the gap; more kicks meanwhile fold into it
 				continue
 			}
 		case <-t.C:
 		}
 		last = time.Now()
-		if p.snap.read(ctx) {
+		changed := p.snap.read(ctx)
+		took = time.Since(last)
+		if changed {
 			emit(event{Kind: "panel", Panel: p.name})
 		}
-		t.Reset(every)
+		t.Reset(max(every, p.readGap(took))) // the cadence too waits out a costly read
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/dashboard"
+	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 	storeopen "github.com/voltro/voltro/internal/store/open"
 	"github.com/voltro/voltro/internal/store/postgres"
@@ -117,4 +118,77 @@ func TestSchedulesPanelReadsConstant(t *testing.T) {
 	if many != few {
 		t.Fatalf("the Schedules panel's reads grow with the schedules: %d with 2, %d with 40", few, many)
 	}
+}
+
+// TestRunPageBounded: the page of a run of many steps holds the newest
+// of its journal entries (and says how many there are; ?more=N asks for
+// more), and a failed run's error is rendered, code and message.
+func TestRunPageBounded(t *testing.T) {
+	srv, m := serve(t, dashboard.Config{})
+	ctx := context.Background()
+	const shard, owner, steps = "default/0", "dash-test", 1500
+	x := store.Execution{ID: "long", Name: "order", Shard: shard, Input: []byte(`{}`)}
+	if _, _, _, err := m.StartExecution(ctx, x, store.StartContext{}, &store.Message{Shard: shard, EntityType: "workflow/order", EntityID: "long", Tag: "start"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	mode, _, err := m.ResolveLockMode(ctx, store.LockAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := m.NewLocker(ctx, mode, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	epoch, ok, err := l.Acquire(ctx, shard, time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	f := store.Fence{Owner: owner, Epoch: epoch}
+	for i := range steps {
+		e := store.JournalEntry{ExecutionID: "long", Seq: i, Kind: store.JournalStep, Name: "s", Result: []byte(`"x"`), Attempts: 1, Runner: owner, StartedAt: time.Now(), FinishedAt: time.Now()}
+		if err := store.AppendJournal(ctx, m, shard, f, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failure := errs.Encode(errs.New(errs.CodeHandler, "the card was declined"))
+	if err := store.UpdateExecution(ctx, m, store.ExecutionUpdate{ID: "long", Shard: shard, Fence: f, Status: store.ExecFailed, Error: failure, Runner: owner}); err != nil {
+		t.Fatal(err)
+	}
+	page := func(q string) (int, []struct{ Seq int }, runView) {
+		code, body := call(t, "GET", srv.URL+dashboard.Prefix+"api/runs/long"+q, "", "")
+		var v struct {
+			runView
+			Journal []struct{ Seq int }
+		}
+		if code == 200 {
+			if err := json.Unmarshal([]byte(body), &v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return len(body), v.Journal, v.runView
+	}
+	size, js, v := page("")
+	t.Logf("the page of a run of %d steps: %d bytes, %d journal entries of %d", steps, size, len(js), v.Totals.Journal)
+	if len(js) == 0 || len(js) >= steps || js[len(js)-1].Seq != steps-1 || v.Totals.Journal != steps {
+		t.Fatalf("%d journal entries ending at seq %v, total %d: want the newest few of %d", len(js), js[len(js)-1:], v.Totals.Journal, steps)
+	}
+	if size > 100_000 {
+		t.Fatalf("the page of a run of %d steps is %d bytes", steps, size)
+	}
+	if _, more, _ := page("?more=1000"); len(more) != 1000 || more[999].Seq != steps-1 {
+		t.Fatalf("?more=1000: %d entries", len(more))
+	}
+	if code, _ := call(t, "GET", srv.URL+dashboard.Prefix+"api/runs/long?more=lots", "", ""); code != http.StatusBadRequest {
+		t.Fatalf("?more=lots: %d, want 400", code)
+	}
+	if v.Status != "failed" || v.Error == nil || v.Error.Code != string(errs.CodeHandler) || v.Error.Message != "the card was declined" {
+		t.Fatalf("the failed run's error: status %q, %+v", v.Status, v.Error)
+	}
+}
+
+type runView struct {
+	Status string
+	Error  *struct{ Code, Message string }
+	Totals struct{ Journal, Attempts, Events int }
 }

@@ -199,6 +199,44 @@ type runDetail struct {
 	Parent   *runSummary  `json:"parent"`
 	// Missing names what could not be read, with why.
 	Missing []string `json:"missing"`
+	// Totals count the journal entries, attempts and events of the run:
+	// the lists hold the newest of them only (runTail, or ?more=N).
+	Totals runTotals `json:"totals"`
+}
+
+type runTotals struct {
+	Journal  int `json:"journal"`
+	Attempts int `json:"attempts"`
+	Events   int `json:"events"`
+}
+
+// runTail is how many of a run's newest journal entries, attempts and
+// events its page gets by default (?more=N asks for up to maxRunTail): a
+// long run's page, re-read on every step, stays the same size.
+const (
+	runTail    = 200
+	maxRunTail = 10000
+)
+
+// newest keeps the last n of xs (the lists are oldest first).
+func newest[T any](xs []T, n int) []T {
+	if len(xs) > n {
+		return xs[len(xs)-n:]
+	}
+	return xs
+}
+
+// tailOf reads ?more=N, bounded.
+func tailOf(r *http.Request) (int, error) {
+	q := r.URL.Query().Get("more")
+	if q == "" {
+		return runTail, nil
+	}
+	n, err := strconv.Atoi(q)
+	if err != nil || n <= 0 {
+		return 0, errs.New(errs.CodeInvalidArgument, "more must be a positive count of entries, not %q", q)
+	}
+	return min(n, maxRunTail), nil
 }
 
 // attemptView is one attempt of a step: who ran it, when, how it ended.
@@ -267,6 +305,11 @@ func raw(b []byte) json.RawMessage {
 
 func (d *Dashboard) run(w http.ResponseWriter, r *http.Request) {
 	ctx, id := r.Context(), r.PathValue("id")
+	tail, err := tailOf(r)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
 	ws, err := d.workflowStore()
 	if err != nil {
 		writeErr(w, err)
@@ -323,6 +366,8 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request) {
 	} else {
 		miss("signals", err)
 	}
+	v.Totals = runTotals{Journal: len(v.Journal), Attempts: len(v.Attempts), Events: len(v.Events)}
+	v.Journal, v.Attempts, v.Events = newest(v.Journal, tail), newest(v.Attempts, tail), newest(v.Events, tail)
 	if kids, err := ws.ListExecutions(ctx, store.ExecutionFilter{ParentID: id, Limit: maxPage}); err == nil {
 		for _, k := range kids {
 			v.Children = append(v.Children, summaryOf(k))

@@ -94,7 +94,7 @@ func (c *Client) Signal(ctx context.Context, id, name string, payload any) (bool
 func (c *Client) Cancel(ctx context.Context, id string) error { return c.wf.Cancel(ctx, id) }
 
 // Resume puts a failed or cancelled run back to work with its whole
-// journal (see App.ResumeWorkflow).
+// journal, with the children its cancel ended (see App.ResumeWorkflow).
 func (c *Client) Resume(ctx context.Context, id string) error { return c.wf.Resume(ctx, id) }
 
 // Retry puts a failed or cancelled run back to work from its last good

@@ -378,7 +378,10 @@ func (a *App) SignalWorkflow(ctx context.Context, id, name string, payload any) 
 // ResumeWorkflow puts a failed or cancelled run back to work with its whole
 // journal: it goes on from where it stopped, with the code deployed now (a
 // run that failed with ErrNonDeterminism, after the fix is deployed). A
-// run in any other status gets an error matching ErrInvalidArgument.
+// cancelled run's children that its cancel ended (parent-close terminate or
+// request-cancel, their outcome not yet in its journal) are resumed first,
+// so it goes on waiting for them (docs/versioning.md). A run in any other
+// status gets an error matching ErrInvalidArgument.
 func (a *App) ResumeWorkflow(ctx context.Context, id string) error {
 	wf, err := a.workflows()
 	if err != nil {

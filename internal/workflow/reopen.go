@@ -7,6 +7,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/voltro/voltro/internal/errs"
@@ -40,16 +41,18 @@ func (w *Engine) reopen(ctx context.Context, id string, retry bool) error {
 		return err
 	}
 	truncate := -1
-	if retry {
+	if retry || x.Status == store.ExecCancelled {
 		journal, err := w.ws.Journal(ctx, id)
 		if err != nil {
 			return err
 		}
-		for _, e := range journal {
-			if len(e.Error) > 0 {
-				truncate = e.Seq
-				break
+		if x.Status == store.ExecCancelled {
+			if err := w.reopenClosedChildren(ctx, x, journal); err != nil {
+				return err
 			}
+		}
+		if retry {
+			truncate = firstFailed(journal)
 		}
 	}
 	wake := &store.Message{Shard: x.Shard, EntityType: EntityPrefix + x.Name, EntityID: x.ID, Tag: TagResume}
@@ -66,6 +69,48 @@ func (w *Engine) reopen(ctx context.Context, id string, retry bool) error {
 	}
 	w.intro.event(id, verb, detail)
 	w.e.WakeShard(x.Shard)
+	return nil
+}
+
+// firstFailed is the seq of the journal's first failed operation, -1 if
+// none failed.
+func firstFailed(journal []store.JournalEntry) int {
+	for _, e := range journal {
+		if len(e.Error) > 0 {
+			return e.Seq
+		}
+	}
+	return -1
+}
+
+// reopenClosedChildren resumes the children that the cancel of parent x
+// ended by their parent-close policy, before x itself runs again: x's
+// replay then finds them running and waits for them as it did. A child
+// counts as ended by x's cancel when it is cancelled, its policy is not
+// abandon, and x's journal has not recorded its outcome (x still waited on
+// it, or never awaited it). A child a user cancelled on its own before x
+// saw it is not told apart from one by the rows, and is resumed too; one
+// whose cancel x recorded stays cancelled (x's replay answers it from the
+// journal anyway).
+func (w *Engine) reopenClosedChildren(ctx context.Context, x store.Execution, journal []store.JournalEntry) error {
+	recorded := make(map[string]bool, len(journal))
+	for _, e := range journal {
+		if e.Kind == store.JournalChild {
+			recorded[fmt.Sprintf("%s/%d", x.ID, e.Seq)] = true
+		}
+	}
+	children, err := w.ws.ListExecutions(ctx, store.ExecutionFilter{ParentID: x.ID})
+	if err != nil {
+		return err
+	}
+	for _, ch := range children {
+		if ch.Status != store.ExecCancelled || ch.ParentClose == ParentCloseAbandon || recorded[ch.ID] {
+			continue
+		}
+		if err := w.reopen(ctx, ch.ID, false); err != nil && !errors.Is(err, errs.ErrInvalidArgument) {
+			return fmt.Errorf("resume child %s: %w", ch.ID, err)
+		}
+	}
 	return nil
 }
 

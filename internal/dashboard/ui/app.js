@@ -219,14 +219,60 @@ async function render() {
   try {
     const data = await p.load(v);
     if (state.view !== v) return;
-    const focus = document.activeElement && document.activeElement.id;
+    // a redraw of the view shown keeps what the operator is typing
+    const typed = state.drawn === v ? formState(main) : null;
     main.replaceChildren(p.draw(data, v));
+    if (typed) restoreForms(typed);
+    state.drawn = v;
     main.dataset.panel = v.name;
     main.dataset.loaded = String(Date.now());
-    if (focus && document.getElementById(focus)) document.getElementById(focus).focus();
   } catch (e) {
     if (state.view !== v) return;
-    main.replaceChildren(el("p", { class: "bad", id: "load-error" }, "could not read: " + e.message));
+    if (state.drawn !== v) {
+      main.replaceChildren(el("p", { class: "bad", id: "load-error" }, "could not read: " + e.message));
+      return;
+    }
+    // the last answer stays, under a banner saying how old it is
+    let banner = document.getElementById("load-error");
+    if (!banner) {
+      banner = el("p", { class: "bad banner", id: "load-error" });
+      main.prepend(banner);
+    }
+    banner.dataset.error = e.message;
+    staleAge();
+  }
+}
+
+// staleAge writes the age of the answer under the read-error banner.
+function staleAge() {
+  const banner = document.getElementById("load-error");
+  const main = document.getElementById("main");
+  if (!banner || !banner.dataset.error || !main.dataset.loaded) return;
+  const secs = Math.round((Date.now() - Number(main.dataset.loaded)) / 1000);
+  banner.textContent = "could not read: " + banner.dataset.error + " · showing what was read " + secs + " s ago";
+}
+setInterval(staleAge, 1000);
+
+// formState is what the fields of node hold (by id), and which has the
+// focus where.
+function formState(node) {
+  const values = {};
+  for (const f of node.querySelectorAll("input[id], select[id], textarea[id]")) values[f.id] = f.value;
+  const a = document.activeElement;
+  const focus = a && a.id && node.contains(a) ? { id: a.id, start: a.selectionStart, end: a.selectionEnd } : null;
+  return { values, focus };
+}
+
+function restoreForms(st) {
+  for (const [id, value] of Object.entries(st.values)) {
+    const f = document.getElementById(id);
+    if (f && f.value !== value) f.value = value;
+  }
+  const f = st.focus && document.getElementById(st.focus.id);
+  if (!f) return;
+  f.focus();
+  if (st.focus.start !== null && st.focus.start !== undefined && f.setSelectionRange) {
+    try { f.setSelectionRange(st.focus.start, st.focus.end); } catch (e) { /* not a text field */ }
   }
 }
 
@@ -376,7 +422,10 @@ function drawRun(r) {
       e.preventDefault();
       let payload;
       try { payload = JSON.parse(e.target.payload.value || "null"); } catch (err) { notice("payload is not JSON: " + err.message, false); return; }
-      act("runs/" + encodeURIComponent(r.id) + "/signal", { name: e.target.signal.value, payload });
+      act("runs/" + encodeURIComponent(r.id) + "/signal", { name: e.target.signal.value, payload }).then((ok) => {
+        const f = document.getElementById("signal-form");
+        if (ok && f) f.reset(); // sent: the redraws no longer carry it
+      });
     } }, el("input", { name: "signal", id: "signal-name", placeholder: "signal name" }), " ",
     el("input", { name: "payload", id: "signal-payload", placeholder: '{"approved":true}' }), " ", el("button", { type: "submit" }, "send signal")));
   return el("section", { id: "run", "data-id": r.id, "data-status": r.status },

@@ -101,11 +101,22 @@ type JournalEntry struct {
 // StepTry is one run of a step's function.
 type StepTry struct {
 	Attempt   int
-	Status    string // running, completed, failed or retrying
+	Status    TryStatus
 	Runner    string // the instance that ran it
 	ReplicaID string // that instance's POD_NAME
 	Error     string
 }
+
+// TryStatus is how one run of a step's function went (StepTry.Status).
+type TryStatus string
+
+// Try statuses.
+const (
+	TryRunning   TryStatus = "running"   // the function is running (or its instance died running it)
+	TryCompleted TryStatus = "completed" // it returned the step's result
+	TryFailed    TryStatus = "failed"    // it failed for good: the step's error
+	TryRetrying  TryStatus = "retrying"  // it failed and the step's retry policy runs it again
+)
 
 // Journal returns run id's journal, in order.
 func (c *Client) Journal(ctx context.Context, id string) ([]JournalEntry, error) {
@@ -116,7 +127,7 @@ func (c *Client) Journal(ctx context.Context, id string) ([]JournalEntry, error)
 	tries := map[int][]StepTry{}
 	if steps, err := c.wf.StepAttempts(ctx, id); err == nil { // a store without attempts has none
 		for _, s := range steps {
-			tries[s.Seq] = append(tries[s.Seq], StepTry{Attempt: s.Attempt, Status: s.Status, Runner: s.Runner, ReplicaID: s.ReplicaID, Error: s.Error})
+			tries[s.Seq] = append(tries[s.Seq], StepTry{Attempt: s.Attempt, Status: TryStatus(s.Status), Runner: s.Runner, ReplicaID: s.ReplicaID, Error: s.Error})
 		}
 	}
 	out := make([]JournalEntry, 0, len(journal))

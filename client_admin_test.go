@@ -81,7 +81,7 @@ func testClientAdmin(t *testing.T, db txDB) {
 	if step.Kind != voltro.JournalStep || step.Name != "double" || string(step.Result) != "4" || step.Attempts != 2 || step.Error != nil {
 		t.Fatalf("journal entry: %+v", step)
 	}
-	if len(step.Tries) != 2 || step.Tries[0].Error == "" || step.Tries[1].Status != "completed" || step.Tries[1].Runner == "" {
+	if len(step.Tries) != 2 || step.Tries[0].Error == "" || step.Tries[0].Status != voltro.TryRetrying || step.Tries[1].Status != voltro.TryCompleted || step.Tries[1].Runner == "" {
 		t.Fatalf("the step's tries: %+v; want a failed one, then a completed one", step.Tries)
 	}
 }

@@ -21,22 +21,22 @@ import (
 // History is one run as recorded: what it was started with and every
 // operation its journal holds, in order.
 type History struct {
-	Workflow  string          `json:"workflow"`
-	ID        string          `json:"id"`
-	Input     json.RawMessage `json:"input"`
-	Status    string          `json:"status"`
-	WaitingOn string          `json:"waitingOn,omitempty"`
-	Journal   []Operation     `json:"journal"`
+	Workflow  string           `json:"workflow"`
+	ID        string           `json:"id"`
+	Input     json.RawMessage  `json:"input"`
+	Status    voltro.RunStatus `json:"status"`
+	WaitingOn string           `json:"waitingOn,omitempty"`
+	Journal   []Operation      `json:"journal"`
 }
 
 // Operation is one journal entry: a step's result or final error, a sleep
 // that ended, a signal received, a child's outcome.
 type Operation struct {
-	Seq    int             `json:"seq"`
-	Kind   string          `json:"kind"` // step, sleep, signal, child
-	Name   string          `json:"name"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  json.RawMessage `json:"error,omitempty"`
+	Seq    int                `json:"seq"`
+	Kind   voltro.JournalKind `json:"kind"`
+	Name   string             `json:"name"`
+	Result json.RawMessage    `json:"result,omitempty"`
+	Error  json.RawMessage    `json:"error,omitempty"`
 }
 
 // jsonOrString keeps b as JSON when it is JSON, else as a JSON string.
@@ -59,9 +59,9 @@ func (e *Env) History(id string) History {
 	if err != nil {
 		e.t.Fatalf("voltrotest: History(%s): %v", id, err)
 	}
-	h := History{Workflow: r.x.Name, ID: r.x.ID, Input: jsonOrString(r.x.Input), Status: string(r.x.Status), WaitingOn: r.x.WaitingOn, Journal: []Operation{}}
+	h := History{Workflow: r.x.Name, ID: r.x.ID, Input: jsonOrString(r.x.Input), Status: voltro.RunStatus(r.x.Status), WaitingOn: r.x.WaitingOn, Journal: []Operation{}}
 	for _, j := range r.journal {
-		h.Journal = append(h.Journal, Operation{Seq: j.Seq, Kind: string(j.Kind), Name: j.Name, Result: jsonOrString(j.Result), Error: jsonOrString(j.Error)})
+		h.Journal = append(h.Journal, Operation{Seq: j.Seq, Kind: voltro.JournalKind(j.Kind), Name: j.Name, Result: jsonOrString(j.Result), Error: jsonOrString(j.Error)})
 	}
 	slices.SortFunc(h.Journal, func(a, b Operation) int { return a.Seq - b.Seq })
 	return h

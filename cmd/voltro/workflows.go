@@ -334,7 +334,7 @@ func workflowGet(ctx context.Context, w *voltro.Client, id, format string, stdou
 	for _, e := range journal {
 		sv := stepView{Seq: e.Seq, Kind: string(e.Kind), Name: e.Name, Attempts: e.Attempts, Runner: e.Runner, Result: e.Result, Error: e.Error, Finished: e.FinishedAt}
 		for _, t := range e.Tries {
-			sv.Tries = append(sv.Tries, tryView{Attempt: t.Attempt, Status: t.Status, Runner: t.Runner, Replica: t.ReplicaID, Error: t.Error})
+			sv.Tries = append(sv.Tries, tryView{Attempt: t.Attempt, Status: string(t.Status), Runner: t.Runner, Replica: t.ReplicaID, Error: t.Error})
 		}
 		v.Steps = append(v.Steps, sv)
 	}

@@ -112,7 +112,7 @@ func (c *Client) Get(ctx context.Context, id string) (WorkflowStatus, error) {
 	if x.Runner, err = c.wf.RunnerNow(ctx, x); err != nil {
 		return WorkflowStatus{}, err
 	}
-	return statusOf(x), nil
+	return withUntil(ctx, c.wf, x, statusOf(x))
 }
 
 // ListFilter selects runs for Client.List; zero fields match every run.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/voltro/voltro"
 	"github.com/voltro/voltro/internal/testdb"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 type greetIn struct {
@@ -96,6 +97,17 @@ func testClient(t *testing.T, db txDB) {
 	gone, err := clientWait.Start(ctx, c, greetIn{Name: "bob"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var st voltro.WorkflowStatus
+	testwait.For(t, 30*time.Second, "the run suspended on its signal", func() bool {
+		st, err = c.Get(ctx, w.ID)
+		return err == nil && st.Status == voltro.StatusSuspended
+	})
+	if st.Waiting == nil || st.Waiting.Kind != voltro.WaitSignal || st.Waiting.Name != "go" || !st.Waiting.Until.IsZero() {
+		t.Fatalf("Get of a run awaiting signal go without a timeout: Waiting %+v (WaitingOn %q)", st.Waiting, st.WaitingOn)
+	}
+	if list, err := c.List(ctx, voltro.ListFilter{Status: voltro.StatusSuspended, Name: "client.wait"}); err != nil || len(list) == 0 || list[0].Waiting == nil || list[0].Waiting.Kind != voltro.WaitSignal {
+		t.Fatalf("List of runs awaiting a signal: %+v, %v", list, err)
 	}
 	if ok, err := c.Signal(ctx, w.ID, "go", true); err != nil || !ok {
 		t.Fatalf("signal: %v, %v", ok, err)

@@ -15,7 +15,7 @@ type RunStatus string
 // Run statuses.
 const (
 	StatusRunning   RunStatus = "running"   // started or resumed, not waiting
-	StatusSuspended RunStatus = "suspended" // waiting on a sleep, a signal or a child (WorkflowStatus.WaitingOn says which)
+	StatusSuspended RunStatus = "suspended" // waiting on a sleep, a signal or a child (WorkflowStatus.Waiting says which)
 	StatusCompleted RunStatus = "completed" // finished with an output
 	StatusFailed    RunStatus = "failed"    // finished with an error
 	StatusCancelled RunStatus = "cancelled" // cancelled before it finished

@@ -306,7 +306,8 @@ type WorkflowStatus struct {
 	ID          string          `json:"id"`
 	Name        string          `json:"name"`
 	Status      RunStatus       `json:"status"`
-	WaitingOn   string          `json:"waitingOn,omitempty"`
+	WaitingOn   string          `json:"waitingOn,omitempty"` // what a suspended run waits on, for people ("signal \"go\" (operation 2)")
+	Waiting     *Waiting        `json:"waiting,omitempty"`   // the same, typed; nil unless suspended
 	Input       json.RawMessage `json:"input,omitempty"`
 	Output      json.RawMessage `json:"output,omitempty"`
 	Error       *Error          `json:"error,omitempty"`
@@ -320,7 +321,7 @@ type WorkflowStatus struct {
 
 // StatusOf converts a stored run.
 func statusOf(x store.Execution) WorkflowStatus {
-	s := WorkflowStatus{ID: x.ID, Name: x.Name, Status: RunStatus(x.Status), WaitingOn: x.WaitingOn, ParentID: x.ParentID, Runner: x.Runner, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt, CancelAsked: x.CancelRequested}
+	s := WorkflowStatus{ID: x.ID, Name: x.Name, Status: RunStatus(x.Status), WaitingOn: x.WaitingOn, ParentID: x.ParentID, Runner: x.Runner, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt, CancelAsked: x.CancelRequested, Waiting: waitingOf(x)}
 	if json.Valid(x.Input) {
 		s.Input = x.Input
 	}
@@ -347,7 +348,7 @@ func (a *App) WorkflowStatusOf(ctx context.Context, id string) (WorkflowStatus, 
 	if err != nil {
 		return WorkflowStatus{}, err
 	}
-	return statusOf(x), nil
+	return withUntil(ctx, wf, x, statusOf(x))
 }
 
 // CancelWorkflow asks a run to stop; its children follow their parent-close

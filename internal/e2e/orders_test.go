@@ -21,7 +21,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -76,7 +75,7 @@ func (s *orderShop) ship(await bool, ids ...string) {
 	for _, id := range ids {
 		testwait.For(s.t, 60*time.Second, id+" to await its shipment", func() bool {
 			st, err := s.c.Get(s.ctx, runOf(id))
-			return !await || err == nil && st.Status == voltro.StatusSuspended && strings.Contains(st.WaitingOn, `"`+orders.Signal+`"`)
+			return !await || err == nil && st.Waiting != nil && st.Waiting.Kind == voltro.WaitSignal && st.Waiting.Name == orders.Signal
 		})
 		if _, err := s.c.Signal(s.ctx, runOf(id), orders.Signal, "tracking-"+id); err != nil {
 			s.t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/voltro/voltro/internal/dashboard"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
+	"github.com/voltro/voltro/internal/testwait"
 )
 
 func serve(t *testing.T, c dashboard.Config) (*httptest.Server, *memory.Store) {
@@ -162,6 +164,23 @@ func TestStreamPollsOnlyWhileOpen(t *testing.T) {
 	if !strings.Contains(got.String(), `"mode":"poll 10ms"`) {
 		t.Fatalf("the stream did not say it polls: %q", got.String())
 	}
+	if tickers() == 0 {
+		t.Fatal("no ticker goroutine while the stream ticks")
+	}
 	cancel()
 	resp.Body.Close()
+	// the ticks stop with the stream: its ticker goroutine ends
+	testwait.For(t, 10*time.Second, "the stream's ticker to stop once it closed", func() bool { return tickers() == 0 })
+}
+
+// tickers counts the goroutines of the stream's ticker (Dashboard.tick).
+func tickers() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), "dashboard.(*Dashboard).tick.func")
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }

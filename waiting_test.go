@@ -2,7 +2,7 @@ package voltro_test
 
 // WorkflowStatus.Waiting types what a suspended run waits on: a signal by
 // name with its timeout, a sleep with its end, a child by id; nil once the
-// run goes on.
+// run goes on. On the memory store and on a SQLite file.
 
 import (
 	"context"
@@ -27,7 +27,15 @@ var waitChild = voltro.NewWorkflow("waiting.child", func(wc *voltro.WorkflowCont
 })
 
 func TestWorkflowStatusTypesWhatARunWaitsOn(t *testing.T) {
-	env := voltrotest.New(t, waitSignal, waitSleep, waitChild)
+	testWaiting(t, voltrotest.New(t, waitSignal, waitSleep, waitChild))
+}
+
+// On a SQL store the timers' due times come from its messages table.
+func TestWorkflowStatusTypesWhatARunWaitsOnSQLite(t *testing.T) {
+	testWaiting(t, voltrotest.NewSQLite(t, waitSignal, waitSleep, waitChild))
+}
+
+func testWaiting(t *testing.T, env *voltrotest.Env) {
 	ctx := context.Background()
 	start := env.Now()
 

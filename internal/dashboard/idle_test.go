@@ -1,9 +1,10 @@
 package dashboard_test
 
-// What the dashboard costs the database: nothing while no page is open,
-// and, with the change feed, next to nothing while one is open on a quiet
-// cluster, whichever panel it shows (measured by the server's statement counter,
-// store.StatementCounter, on a database only this benchmark uses).
+// What the dashboard costs the database: nothing while no page is open
+// (TestIdleNoPageNoQueries, in the suite), and, with the change feed, next
+// to nothing while one is open on a quiet cluster, whichever panel it
+// shows (BenchmarkIdleQueries; both measured by the server's statement
+// counter, store.StatementCounter, on a database only they use).
 
 import (
 	"context"
@@ -24,6 +25,53 @@ import (
 
 // idleWindow is how long each case counts statements.
 const idleWindow = 20 * time.Second
+
+// TestIdleNoPageNoQueries: an instance's store and change feed with the
+// dashboard served and no page open make under 0.1 statements/s, so the
+// dashboard adds less than that over the same without it (whose own rate
+// is at least 0). About 28 s: the counter's 11 s settle, a 15 s window.
+func TestIdleNoPageNoQueries(t *testing.T) {
+	ctx := context.Background()
+	url := testdb.Postgres(t, "dashidletest")
+	cfg, err := config.FromEnv(func(k string) string { return map[string]string{"CDC": "1"}[k] }, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := storeopen.Open(ctx, cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	counter, ok := d.(store.StatementCounter)
+	if !ok {
+		t.Fatalf("the PostgreSQL store counts no statements (%T)", d)
+	}
+	feed, err := cdc.Open(ctx, cdc.Config{URL: url, ReplicaID: "dash-idle-test", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer feed.Close()
+	c := dashboard.Config{Store: d, Feed: feed}
+	dashboard.Sources(&c, d, cfg)
+	dash, err := dashboard.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dash.Close()
+	srv := httptest.NewServer(dash.Handler())
+	defer srv.Close()
+	rate, err := store.StatementRate(ctx, counter, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("with the dashboard and no page open: %.3f statements/s", rate)
+	if rate >= 0.1 {
+		t.Fatalf("the dashboard with no page open: %.3f statements/s, want < 0.1", rate)
+	}
+}
 
 func BenchmarkIdleQueries(b *testing.B) {
 	ctx := context.Background()

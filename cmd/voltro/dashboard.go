@@ -60,13 +60,10 @@ func runDashboard(ctx context.Context, args []string, env func(string) string, s
 	dashboard.Sources(&c, d, cfg)
 	c.Workflows = lazyWorkflows(env)
 	if fc, err := cdc.WatchConfig(env); err == nil {
+		// opened on the first page's stream, closed after the last: with no
+		// page open the dashboard holds no LISTEN connection, no binlog dump
 		fc.Logger = log
-		if f, err := cdc.Open(ctx, fc); err == nil {
-			defer f.Close()
-			c.Feed = f
-		} else {
-			log.Warn("no change feed: the dashboard polls while a page is open", "err", err)
-		}
+		c.OpenFeed = func(ctx context.Context) (*cdc.Feed, error) { return cdc.Open(ctx, fc) }
 	}
 	dash, err := dashboard.New(c)
 	if err != nil {

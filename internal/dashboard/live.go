@@ -138,7 +138,7 @@ func (h *hub) emit(e event) {
 // most one event every workflowsGap.
 func (d *Dashboard) source() source {
 	return func(ctx context.Context, emit func(event)) string {
-		if f := d.c.Feed; f != nil && f.Transport().CrossInstance() {
+		if f := d.feed(); f != nil && f.Transport().CrossInstance() {
 			chans, err := subscribeAll(ctx, f, store.IntrospectionTables)
 			if err == nil {
 				in := make(chan event, 64)
@@ -313,6 +313,10 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "panel " + strconv.Quote(name) + ": use workflows, run, cluster, schedules, messages or logs"})
 		return
+	}
+	if d.lazy != nil {
+		d.lazy.acquire()
+		defer d.lazy.release()
 	}
 	ch, mode, ok := h.join()
 	if !ok {

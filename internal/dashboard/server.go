@@ -49,6 +49,9 @@ type Config struct {
 	// Feed pushes changes of the introspection tables; nil, or a feed
 	// that sees only its own process's writes, makes the stream poll.
 	Feed *cdc.Feed
+	// OpenFeed, when Feed is nil, opens the feed on the first stream; it
+	// is closed a while after the last one leaves (standalone dashboard).
+	OpenFeed func(ctx context.Context) (*cdc.Feed, error)
 	// Heartbeat is VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT (for the liveness
 	// of hosts and claims).
 	Heartbeat time.Duration
@@ -70,6 +73,7 @@ type Dashboard struct {
 	stop   context.CancelFunc
 	panels map[string]*panelTopic
 	hubs   map[string]*hub
+	lazy   *lazyFeed // OpenFeed's, nil without one
 }
 
 // New checks c and returns the dashboard; Close stops its stream.
@@ -91,6 +95,9 @@ func New(c Config) (*Dashboard, error) {
 	}
 	d := &Dashboard{c: c}
 	d.base, d.stop = context.WithCancel(context.Background())
+	if c.Feed == nil && c.OpenFeed != nil {
+		d.lazy = &lazyFeed{open: c.OpenFeed, base: d.base, log: c.Logger}
+	}
 	d.panels = d.topics()
 	d.hubs = map[string]*hub{topicWorkflows: newHub(d.source(), c.Logger)}
 	for name, p := range d.panels {
@@ -103,6 +110,9 @@ func New(c Config) (*Dashboard, error) {
 func (d *Dashboard) Close() {
 	for _, h := range d.hubs {
 		h.close()
+	}
+	if d.lazy != nil {
+		d.lazy.close()
 	}
 	d.stop()
 }

@@ -108,7 +108,7 @@ func (d *Dashboard) panelSource(p *panelTopic) source {
 		every, mode := p.every, "poll "+p.every.String()
 		if len(p.tables) > 0 {
 			if d.follow(ctx, p, kick) {
-				mode = "feed " + d.c.Feed.Flavor() + " on " + strings.Join(p.tables, ", ") + "; re-read every " + every.String()
+				mode = "feed " + d.feed().Flavor() + " on " + strings.Join(p.tables, ", ") + "; re-read every " + every.String()
 			} else {
 				every = min(every, d.c.PollEvery)
 				mode = "poll " + every.String()
@@ -125,7 +125,7 @@ func (d *Dashboard) panelSource(p *panelTopic) source {
 // follow subscribes to every table of p, kicking on each change that
 // matters; false when the feed cannot see one of them.
 func (d *Dashboard) follow(ctx context.Context, p *panelTopic, kick chan<- struct{}) bool {
-	f := d.c.Feed
+	f := d.feed()
 	if f == nil || !f.Transport().CrossInstance() {
 		return false
 	}

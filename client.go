@@ -144,7 +144,10 @@ func (c *Client) List(ctx context.Context, f ListFilter) ([]WorkflowStatus, erro
 }
 
 // Await waits for run id to finish and returns its output as JSON, or its
-// error. GetHandle[O](c, id).Result decodes the output instead.
+// error. GetHandle[O](c, id).Result decodes the output instead. An id with
+// no run is waited for until ctx ends (an error matching ErrDeadline), not
+// ErrNotFound: it may be a StartTx start not committed yet (see
+// GetHandle). Bound ctx, or call Get first to learn that an id is unknown.
 func (c *Client) Await(ctx context.Context, id string) (json.RawMessage, error) {
 	out, err := GetHandle[json.RawMessage](c, id).Result(ctx)
 	return out, err

@@ -85,8 +85,9 @@ func WithTrace(tp string) StartOption { return func(o *startOptions) { o.Trace =
 
 // Handle names a run and waits for its result.
 type Handle[O any] struct {
-	ID string
-	a  Runs
+	ID      string
+	a       Runs
+	started bool // by a plain Start: the run's row is committed
 }
 
 // Start starts a run and returns its handle at once. a is the App, or a
@@ -107,7 +108,7 @@ func (w *Workflow[I, O]) Start(ctx context.Context, a Runs, in I, opts ...StartO
 	if err != nil {
 		return nil, err
 	}
-	return &Handle[O]{ID: x.ID, a: a}, nil
+	return &Handle[O]{ID: x.ID, a: a, started: true}, nil
 }
 
 // StartTx starts a run in the caller's transaction tx, opened on the
@@ -147,19 +148,30 @@ func (w *Workflow[I, O]) Run(ctx context.Context, a Runs, in I, opts ...StartOpt
 	return h.Result(ctx)
 }
 
-// GetHandle returns a handle for an existing execution id, read through a
-// (the App or a Client).
+// GetHandle returns a handle for an execution id, read through a (the App
+// or a Client). Its Result waits for an id with no run yet until ctx ends
+// (an error matching ErrDeadline) rather than saying ErrNotFound: the id
+// may be a StartTx start whose transaction has not committed yet, and
+// nothing tells it from an unknown one. Bound ctx; WorkflowStatusOf (or
+// Client.Get) says ErrNotFound for an id with no run at once.
 func GetHandle[O any](a Runs, id string) *Handle[O] { return &Handle[O]{ID: id, a: a} }
 
 // Result waits for the run to finish and returns its output, or its error
-// (errors.Is works on the error's code, e.g. ErrCancelled).
+// (errors.Is works on the error's code, e.g. ErrCancelled). On a handle
+// from Start (or Run) a run no longer stored (deleted by retention) is
+// ErrNotFound at once; on one from StartTx or GetHandle an id with no run
+// is waited for until ctx ends (see GetHandle).
 func (h *Handle[O]) Result(ctx context.Context) (O, error) {
 	var zero O
 	wf, err := h.a.workflows()
 	if err != nil {
 		return zero, err
 	}
-	x, err := wf.Result(ctx, h.ID)
+	result := wf.Result
+	if h.started {
+		result = wf.ResultOfExisting
+	}
+	x, err := result(ctx, h.ID)
 	if err != nil {
 		return zero, err
 	}

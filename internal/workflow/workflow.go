@@ -375,8 +375,21 @@ const localPoll = time.Second
 // Result waits until the run is finished and returns it. A read that fails
 // with errs.CodeUnavailable (a dropped connection, a failover) is retried
 // with the same backoff until ctx ends: the run goes on regardless, and a
-// one-off outage must not end the wait. Other errors return at once.
+// one-off outage must not end the wait. Other errors return at once. An
+// id with no run yet is waited for (a start in a transaction that has not
+// committed); see ResultOfExisting.
 func (w *Engine) Result(ctx context.Context, id string) (store.Execution, error) {
+	return w.result(ctx, id, false)
+}
+
+// ResultOfExisting is Result for a run known to exist (its start returned
+// after its row was committed): a missing row is errs.ErrNotFound at once
+// (deleted since, by retention or a purge) instead of a wait.
+func (w *Engine) ResultOfExisting(ctx context.Context, id string) (store.Execution, error) {
+	return w.result(ctx, id, true)
+}
+
+func (w *Engine) result(ctx context.Context, id string, mustExist bool) (store.Execution, error) {
 	ch := make(chan store.Execution, 1)
 	w.mu.Lock()
 	w.waiters[id] = append(w.waiters[id], ch)
@@ -394,7 +407,7 @@ func (w *Engine) Result(ctx context.Context, id string) (store.Execution, error)
 			var err error
 			x, err = w.ws.GetExecution(ctx, id)
 			outage = errors.Is(err, errs.ErrUnavailable)
-			if err != nil && !outage && !errors.Is(err, errs.ErrNotFound) {
+			if err != nil && !outage && (mustExist || !errors.Is(err, errs.ErrNotFound)) {
 				return x, err
 			}
 			if err == nil && x.Status.Terminal() {

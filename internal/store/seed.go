@@ -18,6 +18,17 @@ type HistorySeed struct {
 	// Shards the runs are spread over, round robin (the ids do not hash to
 	// them: finished runs are never routed again).
 	Shards []string
+	// Status is the runs' final status: ExecCompleted when empty, or
+	// ExecFailed or ExecCancelled (the steps completed either way).
+	Status ExecStatus
+}
+
+// FinalStatus is h.Status, ExecCompleted when empty.
+func (h HistorySeed) FinalStatus() ExecStatus {
+	if h.Status == "" {
+		return ExecCompleted
+	}
+	return h.Status
 }
 
 // HistorySeeder is implemented by the SQL stores. SeedHistory inserts, with

@@ -105,7 +105,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 // BenchmarkListRuns1M is the runs listing (the dashboard's Workflows
 // panel) over a million finished runs, seeded once into a kept database.
 func BenchmarkListRuns1M(b *testing.B) {
-	s := open(b, testdb.MariaDBKept(b, "listruns"), mysql.Options{MaxConns: 4})
+	s := open(b, testdb.MariaDBKept(b, "listruns_mix"), mysql.Options{MaxConns: 4})
 	if err := s.Migrate(context.Background()); err != nil {
 		b.Fatal(err)
 	}

@@ -37,14 +37,14 @@ var seedStatements = []string{
 		WHERE g.n < @batch) x
 	JOIN voltro_seed_shards sh ON sh.k = x.n MOD @shards`,
 	`INSERT INTO voltro_workflow_executions (id, name, shard, status, input, output, runner, created_at, updated_at, finished_at)
-	SELECT id, @name, shard, 'completed', CAST(n AS CHAR), CAST(n + 3 AS CHAR), 'seed', c, f, f FROM voltro_seed`,
+	SELECT id, @name, shard, @status, CAST(n AS CHAR), CAST(n + 3 AS CHAR), 'seed', c, f, f FROM voltro_seed`,
 	`INSERT INTO voltro_workflow_journal (execution_id, seq, kind, name, result, attempts, runner, started_at, finished_at)
 	SELECT s.id, k.k, 'step', CONCAT('add', k.k), CAST(s.n + k.k + 1 AS CHAR), 1, 'seed',
 		s.c + INTERVAL (k.k * 10000) MICROSECOND, s.c + INTERVAL (k.k * 10000) MICROSECOND
 	FROM voltro_seed s, (SELECT 0 k UNION ALL SELECT 1 UNION ALL SELECT 2) k`,
 	"INSERT INTO `_voltro_workflow_start_contexts` (`executionId`, `source`, `createdAt`) SELECT id, 'api', c FROM voltro_seed",
 	"INSERT INTO `_voltro_workflow_runs` (`executionId`, `name`, `status`, `replicaId`, `runner`, `startedAt`, `updatedAt`, `finishedAt`)" +
-		" SELECT id, @name, 'completed', 'seed', 'seed', c, f, f FROM voltro_seed",
+		" SELECT id, @name, @status, 'seed', 'seed', c, f, f FROM voltro_seed",
 	"INSERT INTO `_voltro_workflow_run_steps` (`executionId`, `seq`, `attempt`, `name`, `kind`, `status`, `runner`, `replicaId`, `startedAt`, `finishedAt`)" +
 		" SELECT s.id, k.k, 1, CONCAT('add', k.k), 'step', 'completed', 'seed', 'seed', s.c + INTERVAL (k.k * 10000) MICROSECOND, s.c + INTERVAL (k.k * 10000) MICROSECOND" +
 		" FROM voltro_seed s, (SELECT 0 k UNION ALL SELECT 1 UNION ALL SELECT 2) k",
@@ -78,8 +78,8 @@ func (s *Store) SeedHistory(ctx context.Context, h store.HistorySeed) error {
 		}
 	}
 	step := h.To.Sub(h.From).Microseconds() / int64(h.N)
-	if _, err := conn.ExecContext(ctx, `SET @from = ?, @step = ?, @shards = ?, @name = ?`,
-		h.From.UTC().Format("2006-01-02 15:04:05.999999"), step, len(h.Shards), h.Name); err != nil {
+	if _, err := conn.ExecContext(ctx, `SET @from = ?, @step = ?, @shards = ?, @name = ?, @status = ?`,
+		h.From.UTC().Format("2006-01-02 15:04:05.999999"), step, len(h.Shards), h.Name, string(h.FinalStatus())); err != nil {
 		return fmt.Errorf("seed history: %w", err)
 	}
 	for i := 0; i < h.N; i += seedBatch {

@@ -246,7 +246,7 @@ func BenchmarkJournalWrite(b *testing.B) {
 // BenchmarkListRuns1M is the runs listing (the dashboard's Workflows
 // panel) over a million finished runs, seeded once into a kept database.
 func BenchmarkListRuns1M(b *testing.B) {
-	s, err := postgres.Open(context.Background(), testdb.PostgresKept(b, "listruns"), postgres.Options{MaxConns: 4, Logger: quiet})
+	s, err := postgres.Open(context.Background(), testdb.PostgresKept(b, "listruns_mix"), postgres.Options{MaxConns: 4, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,7 +16,7 @@ var _ store.HistorySeeder = (*Store)(nil)
 const seedBatch = 20000
 
 // sqlSeed makes runs $1 … $1+$2-1 of $3, started at evenly spread times in
-// [$4, $5), of workflow $6 on shards $7 (round robin). A run takes 40 ms,
+// [$4, $5), of workflow $6 on shards $7 (round robin), ending in status $8. A run takes 40 ms,
 // its steps start 10 ms apart.
 const sqlSeed = `WITH s AS MATERIALIZED (
 		SELECT i, c, c + interval '40 milliseconds' AS f,
@@ -26,7 +26,7 @@ const sqlSeed = `WITH s AS MATERIALIZED (
 			FROM generate_series($1::bigint, $1 + $2 - 1) i) g
 	), e AS (
 		INSERT INTO voltro_workflow_executions (id, name, shard, status, input, output, runner, created_at, updated_at, finished_at)
-		SELECT id, $6, shard, 'completed', convert_to(i::text, 'UTF8'), convert_to((i + 3)::text, 'UTF8'), 'seed', c, f, f FROM s
+		SELECT id, $6, shard, $8, convert_to(i::text, 'UTF8'), convert_to((i + 3)::text, 'UTF8'), 'seed', c, f, f FROM s
 	), j AS (
 		INSERT INTO voltro_workflow_journal (execution_id, seq, kind, name, result, attempts, runner, started_at, finished_at)
 		SELECT id, k, 'step', 'add' || k, convert_to((i + k + 1)::text, 'UTF8'), 1, 'seed', c + k * interval '10 ms', c + k * interval '10 ms'
@@ -35,7 +35,7 @@ const sqlSeed = `WITH s AS MATERIALIZED (
 		INSERT INTO _voltro_workflow_start_contexts ("executionId", source, "createdAt") SELECT id, 'api', c FROM s
 	), r AS (
 		INSERT INTO _voltro_workflow_runs ("executionId", name, status, "replicaId", runner, "startedAt", "updatedAt", "finishedAt")
-		SELECT id, $6, 'completed', 'seed', 'seed', c, f, f FROM s
+		SELECT id, $6, $8, 'seed', 'seed', c, f, f FROM s
 	), st AS (
 		INSERT INTO _voltro_workflow_run_steps ("executionId", seq, attempt, name, kind, status, runner, "replicaId", "startedAt", "finishedAt")
 		SELECT id, k, 1, 'add' || k, 'step', 'completed', 'seed', 'seed', c + k * interval '10 ms', c + k * interval '10 ms'
@@ -58,7 +58,7 @@ func (s *Store) SeedHistory(ctx context.Context, h store.HistorySeed) error {
 	}
 	for i := 0; i < h.N; i += seedBatch {
 		n := min(seedBatch, h.N-i)
-		if _, err := s.pool.Exec(ctx, sqlSeed, i, n, h.N, h.From, h.To, h.Name, h.Shards); err != nil {
+		if _, err := s.pool.Exec(ctx, sqlSeed, i, n, h.N, h.From, h.To, h.Name, h.Shards, string(h.FinalStatus())); err != nil {
 			return fmt.Errorf("seed history: runs %d-%d of %d: %w", i, i+n-1, h.N, err)
 		}
 	}

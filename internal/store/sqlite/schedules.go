@@ -10,7 +10,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -225,16 +224,23 @@ func (s *Store) ScheduleSummaries(ctx context.Context) ([]store.ScheduleSummary,
 	if err := s.scheduleCounts(ctx, sums); err != nil {
 		return nil, s.wrap(err, "schedule counts")
 	}
-	for name, sm := range sums {
-		r, err := scanSchedRun(s.queryRowR(ctx, `SELECT `+schedRunColumns+` FROM "_voltro_schedule_runs"
-			WHERE "schedule" = ? AND "coordinationOutcome" <> 'lostLock' ORDER BY "scheduledAt" DESC, "id" DESC LIMIT 1`, name))
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return nil, s.wrap(err, "last schedule run "+name)
-		default:
-			sm.Last = &r
+	// every schedule's latest deciding run in one query, not one per schedule
+	rows, err := s.queryR(ctx, `SELECT `+schedRunColumns+` FROM (SELECT `+schedRunColumns+`,
+		row_number() OVER (PARTITION BY "schedule" ORDER BY "scheduledAt" DESC, "id" DESC) AS "rank"
+		FROM "_voltro_schedule_runs" WHERE "coordinationOutcome" <> 'lostLock') AS r WHERE "rank" = 1`)
+	if err != nil {
+		return nil, s.wrap(err, "last schedule runs")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanSchedRun(rows)
+		if err != nil {
+			return nil, s.wrap(err, "last schedule runs")
 		}
+		sums.Get(r.Schedule).Last = &r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(err, "last schedule runs")
 	}
 	return sums.Sorted(), nil
 }

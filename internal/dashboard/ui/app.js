@@ -176,6 +176,7 @@ async function refresh() {
       state.again = false;
       const wait = (state.lastRead || 0) + minRefresh - Date.now();
       if (wait > 0) await new Promise((ok) => setTimeout(ok, wait));
+      if (document.hidden) break; // shown again, the stream's hello re-reads
       state.lastRead = Date.now();
       await render();
     } while (state.again);

@@ -148,6 +148,20 @@ func scanSchedRun(sc interface{ Scan(...any) error }) (store.ScheduleRun, error)
 	return r, nil
 }
 
+// scanSchedRuns reads every row of rows as a schedule run and closes rows.
+func scanSchedRuns(rows *sql.Rows) ([]store.ScheduleRun, error) {
+	defer rows.Close()
+	var out []store.ScheduleRun
+	for rows.Next() {
+		r, err := scanSchedRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
 func (s *Store) ScheduleRuns(ctx context.Context, schedule string, limit int) ([]store.ScheduleRun, error) {
 	if limit <= 0 {
 		limit = 1 << 30
@@ -158,16 +172,8 @@ func (s *Store) ScheduleRuns(ctx context.Context, schedule string, limit int) ([
 	if err != nil {
 		return nil, wrapErr(op, err)
 	}
-	defer rows.Close()
-	var out []store.ScheduleRun
-	for rows.Next() {
-		r, err := scanSchedRun(rows)
-		if err != nil {
-			return nil, wrapErr(op, err)
-		}
-		out = append(out, r)
-	}
-	return out, wrapErr(op, rows.Err())
+	out, err := scanSchedRuns(rows)
+	return out, wrapErr(op, err)
 }
 
 func (s *Store) LatestScheduleRuns(ctx context.Context, perSchedule int) (map[string][]store.ScheduleRun, error) {
@@ -178,16 +184,8 @@ func (s *Store) LatestScheduleRuns(ctx context.Context, perSchedule int) (map[st
 	if err != nil {
 		return nil, wrapErr(op, err)
 	}
-	defer rows.Close()
-	var out []store.ScheduleRun
-	for rows.Next() {
-		r, err := scanSchedRun(rows)
-		if err != nil {
-			return nil, wrapErr(op, err)
-		}
-		out = append(out, r)
-	}
-	return store.BySchedule(out), wrapErr(op, rows.Err())
+	out, err := scanSchedRuns(rows)
+	return store.BySchedule(out), wrapErr(op, err)
 }
 
 func (s *Store) ScheduleSummaries(ctx context.Context) ([]store.ScheduleSummary, error) {

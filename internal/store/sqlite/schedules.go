@@ -174,6 +174,20 @@ func scanSchedRun(sc rowScanner) (store.ScheduleRun, error) {
 	return r, nil
 }
 
+// scanSchedRuns reads every row of rows as a schedule run and closes rows.
+func scanSchedRuns(rows *sql.Rows) ([]store.ScheduleRun, error) {
+	defer rows.Close()
+	var out []store.ScheduleRun
+	for rows.Next() {
+		r, err := scanSchedRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
 func (s *Store) ScheduleRuns(ctx context.Context, schedule string, limit int) ([]store.ScheduleRun, error) {
 	if limit <= 0 {
 		limit = -1 // no limit
@@ -184,16 +198,8 @@ func (s *Store) ScheduleRuns(ctx context.Context, schedule string, limit int) ([
 	if err != nil {
 		return nil, s.wrap(err, op)
 	}
-	defer rows.Close()
-	var out []store.ScheduleRun
-	for rows.Next() {
-		r, err := scanSchedRun(rows)
-		if err != nil {
-			return nil, s.wrap(err, op)
-		}
-		out = append(out, r)
-	}
-	return out, s.wrap(rows.Err(), op)
+	out, err := scanSchedRuns(rows)
+	return out, s.wrap(err, op)
 }
 
 func (s *Store) LatestScheduleRuns(ctx context.Context, perSchedule int) (map[string][]store.ScheduleRun, error) {
@@ -204,16 +210,8 @@ func (s *Store) LatestScheduleRuns(ctx context.Context, perSchedule int) (map[st
 	if err != nil {
 		return nil, s.wrap(err, op)
 	}
-	defer rows.Close()
-	var out []store.ScheduleRun
-	for rows.Next() {
-		r, err := scanSchedRun(rows)
-		if err != nil {
-			return nil, s.wrap(err, op)
-		}
-		out = append(out, r)
-	}
-	return store.BySchedule(out), s.wrap(rows.Err(), op)
+	out, err := scanSchedRuns(rows)
+	return store.BySchedule(out), s.wrap(err, op)
 }
 
 func (s *Store) ScheduleSummaries(ctx context.Context) ([]store.ScheduleSummary, error) {

@@ -212,7 +212,16 @@ func testPanels(t *testing.T, ctx context.Context, r runs, shot string) {
 		[...document.querySelectorAll("#timeline .attempt")].every(a => /dash-[ab]/.test(a.dataset.replica)) &&
 		document.querySelector("#run-input").textContent.includes("stepMillis") && document.querySelector("#run-output").textContent.includes("step 3 done") &&
 		document.querySelectorAll("#events tbody tr").length > 0`)
-	truthy(t, ctx, "the attempts drawn as bars of their duration", `[...document.querySelectorAll("#timeline .bar")].every(b => b.offsetWidth > 20)`)
+	// Drawn to scale, whatever the run waited before its first step (the
+	// timeline starts at its creation): every attempt a visible bar, in
+	// order, the last one ending at the timeline's right edge.
+	truthy(t, ctx, "the attempts drawn as bars on one time scale", `(() => {
+		const bars = [...document.querySelectorAll("#timeline .bar")];
+		if (bars.length !== 3 || !bars.every(b => b.offsetWidth >= 3)) return false;
+		for (let i = 1; i < bars.length; i++) if (bars[i].offsetLeft < bars[i-1].offsetLeft) return false;
+		const last = bars[bars.length-1];
+		return last.offsetLeft + last.offsetWidth >= last.offsetParent.clientWidth - 3; // its attempt row spans the timeline
+	})()`)
 	screenshot(t, ctx, shot+"run")
 	testRunFamily(t, ctx, r, shot)
 

@@ -79,14 +79,26 @@ func frozenRunner(t *testing.T, urls []string, n int) {
 	}
 	ws := d.(store.WorkflowStore)
 	var worst time.Duration
-	moved := 0
+	moved, inflight := 0, 0
 	for _, h := range handles {
 		x, err := ws.GetExecution(ctx, h.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if x.Status != store.ExecCompleted || (x.Runner == victim.addr && x.FinishedAt.After(frozenAt)) {
-			t.Fatalf("run %s: status %s by %s at %s, while the victim was frozen", h.ID, x.Status, x.Runner, x.FinishedAt)
+		if x.Status != store.ExecCompleted {
+			t.Fatalf("run %s: status %s by %s at %s", h.ID, x.Status, x.Runner, x.FinishedAt)
+		}
+		if x.Runner == victim.addr && x.FinishedAt.After(frozenAt) {
+			// A write the victim sent before it stopped may be executed by
+			// the server after frozenAt (run 3 of a loaded suite: a few ms).
+			// That is allowed while its lease still held; after the lease
+			// expired, the shard's fence must have refused it.
+			if x.FinishedAt.After(frozenAt.Add(expiry)) {
+				t.Fatalf("run %s: completed by the frozen victim at %s, %s after SIGSTOP, past its lease expiry %s",
+					h.ID, x.FinishedAt, x.FinishedAt.Sub(frozenAt), expiry)
+			}
+			inflight++
+			continue
 		}
 		if x.FinishedAt.Before(frozenAt) {
 			continue // done before the freeze
@@ -106,8 +118,8 @@ func frozenRunner(t *testing.T, urls []string, n int) {
 	if moved == 0 {
 		t.Fatal("no run had started on the victim: the freeze came too late to mean anything")
 	}
-	t.Logf("%d runs begun on the frozen instance all completed on live ones, the last %s after SIGSTOP (heartbeat %s, expiry %s)",
-		moved, worst.Round(time.Millisecond), heartbeat, expiry)
+	t.Logf("%d runs begun on the frozen instance all completed on live ones, the last %s after SIGSTOP (heartbeat %s, expiry %s); %d finished by a write in flight at the freeze",
+		moved, worst.Round(time.Millisecond), heartbeat, expiry, inflight)
 	if worst > budget {
 		t.Fatalf("a run on the frozen instance's shards completed %s after SIGSTOP; budget expiry + 3 s = %s", worst, budget)
 	}

@@ -392,7 +392,7 @@ func sleepers(ctx context.Context, app *voltro.App, n int, say func(string, ...a
 		return k
 	}
 	started := time.Now()
-	wake := started.Add(time.Duration(n/400+15) * time.Second)
+	wake := started.Add(sleepersWake(n))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var failed atomic.Value
@@ -434,3 +434,7 @@ func sleepers(ctx context.Context, app *voltro.App, n int, say func(string, ...a
 	}
 	say("COMPLETED %d, %s after the common wake-up", n, time.Since(wake).Round(time.Millisecond))
 }
+
+// sleepersWake is how long after the start phase begins n sleepers of
+// TestSuspensionAtScale all wake: time to start them at 200/s, plus 15 s.
+func sleepersWake(n int) time.Duration { return time.Duration(n/200+15) * time.Second }

@@ -82,6 +82,36 @@ func ownsAll(es ...*Engine) func() bool {
 	}
 }
 
+// settled reports whether es hold every shard between them and agree who
+// owns each, each holding what it names itself for: no handover is under
+// way, so no shard moves until the membership changes.
+func settled(es ...*Engine) func() bool {
+	return func() bool {
+		if !ownsAll(es...)() {
+			return false
+		}
+		var shards []string
+		for _, e := range es {
+			held := e.Runner().Held()
+			if len(held) == 0 {
+				return false
+			}
+			for sh := range held {
+				shards = append(shards, sh)
+			}
+		}
+		for _, sh := range shards {
+			o := es[0].Runner().Owner(sh)
+			for _, e := range es {
+				if e.Runner().Owner(sh) != o || (o == e.Address()) != (e.deliv.Epoch(sh) > 0) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+}
+
 func TestRequestReplyDedupeAndErrors(t *testing.T) {
 	d := memory.New()
 	e := startEngine(t, d, clusterConfig(t, "a"))

@@ -5,6 +5,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -330,9 +331,24 @@ func (e *Engine) Volatile(ctx context.Context, in Message) ([]byte, error) {
 	if e.deliv.Epoch(shard) > 0 {
 		return e.deliv.Volatile(ctx, m)
 	}
-	owner := e.runner.Owner(shard)
-	if owner == "" || owner == e.address || !e.cfg.Clustered() {
+	if !e.cfg.Clustered() {
 		return nil, errs.New(errs.CodeUnavailable, "no live runner holds shard %s for the volatile message", shard)
 	}
-	return e.client.Volatile(ctx, owner, rpc.VolatileRequest{Shard: shard, EntityType: in.EntityType, EntityID: in.EntityID, Tag: in.Tag, Payload: in.Payload, Headers: in.Headers})
+	req := rpc.VolatileRequest{Shard: shard, EntityType: in.EntityType, EntityID: in.EntityID, Tag: in.Tag, Payload: in.Payload, Headers: in.Headers}
+	// The runner's view names the proposed owner; during a handover (or
+	// before this runner's next pass) that may be ourselves or a peer that
+	// holds nothing yet: the lock ledger then names the holder.
+	view, refused := e.runner.Owner(shard), false
+	if view != "" && view != e.address {
+		out, err := e.client.Volatile(ctx, view, req)
+		if !errors.Is(err, errs.ErrNotOwner) {
+			return out, err
+		}
+		refused = true // nothing ran: safe to try the holder
+	}
+	holder := e.ledger.owner(ctx, e.d, shard, refused)
+	if holder == "" || holder == view || holder == e.address {
+		return nil, errs.New(errs.CodeUnavailable, "no live runner holds shard %s for the volatile message", shard)
+	}
+	return e.client.Volatile(ctx, holder, req)
 }

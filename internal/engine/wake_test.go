@@ -101,18 +101,7 @@ func wakeStaleView(t *testing.T, d store.Driver) {
 	}
 	// Settled: a and b agree who owns what and hold it, so no later
 	// acquisition makes b read its shards again.
-	testwait.For(t, 20*time.Second, "a and b settled", func() bool {
-		if !ownsAll(a, b)() || len(b.Runner().Held()) == 0 {
-			return false
-		}
-		for _, sh := range shards {
-			o := a.Runner().Owner(sh)
-			if o != b.Runner().Owner(sh) || (o == b.Address()) != (b.deliv.Epoch(sh) > 0) || (o == a.Address()) != (a.deliv.Epoch(sh) > 0) {
-				return false
-			}
-		}
-		return true
-	})
+	testwait.For(t, 20*time.Second, "a and b settled", settled(a, b))
 	var shard string
 	for sh := range b.Runner().Held() {
 		shard = sh

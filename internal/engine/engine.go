@@ -76,6 +76,7 @@ type Engine struct {
 	secrets []string
 	wakes   bool // the store pushes wake-ups itself
 	ledger  ledgerView
+	routes  routes // routed starts (route.go)
 	// private: single-process runner storage on a shared SQL store; shard
 	// ids carry the replica id (runner.PrivateGroups).
 	private    bool
@@ -342,6 +343,8 @@ func (e *Engine) listenRPC() error {
 		Wake:     e.onRPCWake,
 		Reply:    e.onRPCReply,
 		Volatile: e.onRPCVolatile,
+		Start:    e.onRPCStart,
+		RunEnded: e.onRPCRunEnded,
 	}, rpc.ServerOptions{
 		Self: e.address, Secrets: e.secrets, MaxBody: e.cfg.RPCMaxBody, TLS: e.cfg.RunnerTLS, Logger: e.log,
 		Refused: func() {

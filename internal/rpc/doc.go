@@ -1,5 +1,6 @@
 // Package rpc is runner-to-runner traffic over HTTP on the advertised runner
-// address: wake-ups, volatile messages, reply pushes and pings.
+// address: wake-ups, volatile messages, reply pushes, workflow starts
+// routed to their shard's holder (and the push of their end), and pings.
 //
 // Every call is signed with the cluster secret: HMAC-SHA256 over the
 // method, the path, a SHA-256 digest of the body, a timestamp, a random

@@ -17,6 +17,7 @@ func FuzzRequestDecoding(f *testing.F) {
 		`{"shards":["default/1","default/2"]}`,
 		`{"requestId":42}`,
 		`{"shard":"default/1","entityType":"payments","entityId":"p1","tag":"timer","payload":"eyJhIjoxfQ==","headers":{"traceparent":"00-x"}}`,
+		`{"shard":"default/1","body":{"Exec":{"ID":"wf_1"}}}`, `{"runId":"wf_1","body":{"ID":"wf_1"}}`,
 		`{"shards":null}`, `{"requestId":-1}`, `{"payload":"not base64!"}`, `[`, `null`, ``,
 		`{"shard":"` + strings.Repeat("s", 2000) + `","entityType":"t","entityId":"i"}`,
 		strings.Repeat(`[`, 10000),
@@ -27,6 +28,12 @@ func FuzzRequestDecoding(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, ts, nonce, digest, sig string) {
 		_, _ = DecodeWake(body)
 		_, _ = DecodeReply(body)
+		if v, err := DecodeStart(body); err == nil && (v.Shard == "" || len(v.Shard) > maxField || len(v.Body) == 0) {
+			t.Fatalf("accepted out of limits: %+v", v)
+		}
+		if v, err := DecodeRunEnded(body); err == nil && (v.RunID == "" || len(v.RunID) > maxField) {
+			t.Fatalf("accepted out of limits: %+v", v)
+		}
 		if v, err := DecodeVolatile(body); err == nil {
 			if len(v.Shard) > maxField || len(v.EntityID) > maxField || len(v.EntityType) > maxField || len(v.Tag) > maxField || v.EntityID == "" || len(v.Headers) > maxHeaders {
 				t.Fatalf("accepted out of limits: %+v", v)

@@ -79,6 +79,11 @@ type Handlers struct {
 	Wake     func(shards []string) bool
 	Reply    func(requestID int64)
 	Volatile func(ctx context.Context, req VolatileRequest) ([]byte, error)
+	// Start runs a start routed here by the runner from (see start.go);
+	// RunEnded takes the push for a run this runner routed. Either may be
+	// nil: a start is then refused as errs.CodeNotOwner, a push ignored.
+	Start    func(ctx context.Context, from string, req StartRequest) ([]byte, error)
+	RunEnded func(from string, req RunEnded)
 }
 
 // ServerOptions configure a Server and its http.Server.
@@ -230,11 +235,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, http.StatusUnauthorized, "body does not match its signed digest")
 		return
 	}
-	s.dispatch(w, r, body)
+	s.dispatch(w, r, p.from, body)
 }
 
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, body []byte) {
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, from string, body []byte) {
 	switch r.URL.Path {
+	case PathStart, PathRunEnded:
+		s.dispatchStart(w, r, from, body)
 	case PathPing:
 		w.WriteHeader(http.StatusNoContent)
 	case PathWake:

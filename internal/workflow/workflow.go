@@ -62,6 +62,10 @@ type Engine struct {
 	// they finish or their replay ends: a finish here reaches Result's
 	// waiters here without a read.
 	local sync.Map // execution id -> struct{}
+	// routed: runs this instance routed to their shard's holder (route.go),
+	// by holder, until it pushes their end; local's counterpart for them.
+	// starters: runs routed here, by the runner to push their end to.
+	routed, starters peerRuns
 }
 
 // New attaches workflows to an engine whose store keeps workflow state.
@@ -72,6 +76,7 @@ func New(e *engine.Engine) (*Engine, error) {
 	}
 	in, _ := e.Store().(store.WorkflowIntrospection)
 	w := &Engine{e: e, ws: ws, wr: newRunWriter(ws), starts: newStarter(ws), log: e.Logger(), tel: e.Telemetry(), clk: e.Clock(), defs: map[string]*definition{}, waiters: map[string][]chan store.Execution{}}
+	e.HandleStarts(w.onRoutedStart, w.onRunEnded)
 	w.intro = newRecorder(in, e.Config().ReplicaID, e.Logger())
 	w.intro.runner = e.Address()
 	w.intro.now = w.clk.Now
@@ -171,26 +176,41 @@ func (w *Engine) start(ctx context.Context, name string, input []byte, o StartOp
 		return store.Execution{}, err
 	}
 	defer w.clk.Hold()() // until the start message is dispatched or its owner woken
-	msg := q.Message
-	q.Claim = w.e.ClaimFor(msg.Shard, msg.EntityType)
-	out := w.starts.start(ctx, q)
-	stored, existing, res, err := out.Stored, out.Existing, out.Result, out.Err
+	stored, existing, routed, err := w.routeStart(ctx, q)
+	if !routed {
+		stored, existing, err = w.startHere(ctx, q, "")
+	}
 	endSpan(err == nil && !existing, err)
 	if err != nil {
 		return store.Execution{}, err
 	}
-	if existing {
-		return stored, nil
+	return stored, nil
+}
+
+// startHere inserts q's run, claimed for this runner and run at once when
+// it holds the shard and hosts the workflow. starter names the runner that
+// routed the start here ("" for none): the run's end is pushed to it.
+func (w *Engine) startHere(ctx context.Context, q store.StartRequest, starter string) (store.Execution, bool, error) {
+	msg := q.Message
+	q.Claim = w.e.ClaimFor(msg.Shard, msg.EntityType)
+	out := w.starts.start(ctx, q)
+	stored, existing, res, err := out.Stored, out.Existing, out.Result, out.Err
+	if err != nil || existing {
+		return stored, existing, err
 	}
 	if res.ClaimedEpoch > 0 {
 		w.fresh.Store(stored.ID, stored)
 		w.local.Store(stored.ID, struct{}{})
+		if starter != "" {
+			w.starters.put(stored.ID, starter) // before it can end
+		}
 	}
 	if !w.e.Dispatched(*msg, res) {
 		w.fresh.Delete(stored.ID) // delivered elsewhere or later: it reads the row
 		w.local.Delete(stored.ID)
+		w.starters.take(stored.ID) // its starter polls
 	}
-	return stored, nil
+	return stored, false, nil
 }
 
 // StartTx starts a run in the caller's transaction tx: the run exists if
@@ -395,7 +415,13 @@ func (w *Engine) result(ctx context.Context, id string, mustExist bool) (store.E
 	w.waiters[id] = append(w.waiters[id], ch)
 	w.mu.Unlock()
 	defer w.dropWaiter(id, ch)
-	isLocal := func() bool { _, ok := w.local.Load(id); return ok }
+	isLocal := func() bool {
+		_, ok := w.local.Load(id)
+		if !ok {
+			_, ok = w.routed.get(id)
+		}
+		return ok
+	}
 	backoff := time.Millisecond
 	read := !isLocal() // this instance runs it: reading now would only load the database
 	timer := time.NewTimer(0)
@@ -471,6 +497,7 @@ func (w *Engine) nudge(id string) { w.notifyLocal(store.Execution{ID: id}) }
 
 // notifyLocal hands a finished run to the waiters in this process.
 func (w *Engine) notifyLocal(x store.Execution) {
+	w.pushEnded(x)
 	w.mu.Lock()
 	ws := w.waiters[x.ID]
 	w.mu.Unlock()

@@ -100,6 +100,7 @@ func TestMetricsAndLogsOnPostgres(t *testing.T) {
 	atLeast(`voltro_lock_failures_total`, 0)
 	atLeast(`voltro_pool_probe_failures_total`, 0)
 	atLeast(`voltro_rpc_refused_total`, 0)
+	atLeast(`voltro_workflow_routed_starts_total{outcome="routed"}`, 0)
 	// A backlog nobody hosts is a cluster condition: a gauge of its own,
 	// never a reason for this instance not to be ready.
 	atLeast(`voltro_cluster_unhosted_messages{entity_type="obs.nobody"}`, 1)

@@ -1,0 +1,179 @@
+package engine
+
+// Routed starts: a start for a shard another runner holds is sent to that
+// runner, which inserts the run already claimed and runs it at once (no
+// wake-up, no read of the mailbox and of the run by the owner), and pushes
+// the run's end back to the starter (no polling of the run's row). Where
+// routing cannot help (we hold the shard, no holder is known, the holder
+// refuses or cannot be reached) the caller starts the run here, as an
+// unrouted start always did.
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/rpc"
+)
+
+const (
+	// routeTimeout bounds a routed start: past it the run is started here
+	// (its id makes that idempotent), so a frozen holder costs one start
+	// this long, not every start.
+	routeTimeout = 2 * time.Second
+	// routeAvoid is how long a holder whose routed start failed gets none.
+	routeAvoid = 10 * time.Second
+)
+
+// StartHandler runs a start that the runner from routed here; body is the
+// workflow layer's encoding, and so is the result.
+type StartHandler func(ctx context.Context, from string, body []byte) ([]byte, error)
+
+// RunEndedHandler takes the push, from the runner that ran it, of the end
+// of a run this runner routed there. body is empty when the run only
+// stopped executing there (suspended, or its shard moved).
+type RunEndedHandler func(from, runID string, body []byte)
+
+// routes holds the handlers of routed starts and the holders to avoid.
+type routes struct {
+	mu    sync.Mutex
+	start StartHandler
+	ended RunEndedHandler
+	avoid map[string]time.Time // holder -> until when no start is routed to it
+	n     RouteCounts
+}
+
+// RouteCounts count this runner's routed starts by outcome since it
+// started: sent and answered, refused by a runner that did not hold the
+// shard (a handover, a stale view), failed (the holder did not answer in
+// time or could not be reached), and not sent to a holder being avoided
+// after such a failure. Starts that fell back were started here.
+type RouteCounts struct {
+	Routed, NotOwner, Failed, Avoided int64
+}
+
+// RouteCounts returns the counts of routed starts.
+func (e *Engine) RouteCounts() RouteCounts {
+	e.routes.mu.Lock()
+	defer e.routes.mu.Unlock()
+	return e.routes.n
+}
+
+func (e *Engine) countRoute(f func(*RouteCounts)) {
+	e.routes.mu.Lock()
+	defer e.routes.mu.Unlock()
+	f(&e.routes.n)
+}
+
+// HandleStarts installs the handlers of routed starts (the workflow layer).
+// Without them this runner routes no start and refuses those routed here.
+func (e *Engine) HandleStarts(start StartHandler, ended RunEndedHandler) {
+	e.routes.mu.Lock()
+	defer e.routes.mu.Unlock()
+	e.routes.start, e.routes.ended = start, ended
+}
+
+func (e *Engine) startHandler() StartHandler {
+	e.routes.mu.Lock()
+	defer e.routes.mu.Unlock()
+	return e.routes.start
+}
+
+// RouteTarget is the runner to route a start for shard to, whose body
+// is size bytes, or "" to start it here: we hold the shard, no holder is
+// known, or routing is off (no cluster, no handlers, a body too large, a
+// holder whose last routed start failed).
+func (e *Engine) RouteTarget(shard string, size int) string {
+	if e.runner == nil || e.clientOnly || !e.cfg.Clustered() || e.private || e.startHandler() == nil || e.deliv.Epoch(shard) > 0 || int64(size) > e.cfg.RPCMaxBody/2 {
+		return ""
+	}
+	owner := e.runner.Owner(shard)
+	if owner == e.address {
+		return ""
+	}
+	if e.avoiding(owner) {
+		e.countRoute(func(n *RouteCounts) { n.Avoided++ })
+		return ""
+	}
+	return owner
+}
+
+// RouteStart sends a start for shard to owner (RouteTarget's) and returns
+// what it answered. routed=false: owner refused it or could not be
+// reached, so the run may or may not exist there: start it here by the
+// same id. An error with routed=true is the start's own (a bad input, the
+// holder's database failing) or ctx's end.
+func (e *Engine) RouteStart(ctx context.Context, owner, shard string, body []byte) (out []byte, routed bool, err error) {
+	rctx, cancel := context.WithTimeout(ctx, routeTimeout)
+	defer cancel()
+	out, err = e.client.Start(rctx, owner, rpc.StartRequest{Shard: shard, Body: body})
+	switch {
+	case err == nil:
+		e.countRoute(func(n *RouteCounts) { n.Routed++ })
+		return out, true, nil
+	case ctx.Err() != nil:
+		return nil, true, errs.Wrap(errs.CodeDeadline, ctx.Err(), "starting a run on "+owner)
+	case errors.Is(err, errs.ErrNotOwner):
+		e.countRoute(func(n *RouteCounts) { n.NotOwner++ })
+		return nil, false, nil // a handover, or a stale view: nothing was started
+	case errors.Is(err, errs.ErrUnavailable), errors.Is(err, errs.ErrUnauthenticated), errors.Is(err, errs.ErrDeadline), rctx.Err() != nil:
+		e.log.Debug("runner rpc: a routed start failed; starting it here", "owner", owner, "shard", shard, "err", err)
+		e.avoidFor(owner, routeAvoid)
+		e.countRoute(func(n *RouteCounts) { n.Failed++ })
+		return nil, false, nil
+	}
+	return nil, true, err
+}
+
+func (e *Engine) avoiding(owner string) bool {
+	e.routes.mu.Lock()
+	defer e.routes.mu.Unlock()
+	until, ok := e.routes.avoid[owner]
+	if ok && time.Now().After(until) {
+		delete(e.routes.avoid, owner)
+		return false
+	}
+	return ok
+}
+
+func (e *Engine) avoidFor(owner string, d time.Duration) {
+	e.routes.mu.Lock()
+	defer e.routes.mu.Unlock()
+	if e.routes.avoid == nil {
+		e.routes.avoid = map[string]time.Time{}
+	}
+	e.routes.avoid[owner] = time.Now().Add(d)
+}
+
+// onRPCStart runs a start routed here, for a shard this runner holds.
+func (e *Engine) onRPCStart(ctx context.Context, from string, req rpc.StartRequest) ([]byte, error) {
+	h := e.startHandler()
+	if h == nil || e.deliv.Epoch(req.Shard) == 0 {
+		return nil, errs.New(errs.CodeNotOwner, "this runner does not hold shard %s", req.Shard)
+	}
+	return h(ctx, from, req.Body)
+}
+
+func (e *Engine) onRPCRunEnded(from string, req rpc.RunEnded) {
+	e.routes.mu.Lock()
+	h := e.routes.ended
+	e.routes.mu.Unlock()
+	if h != nil {
+		h(from, req.RunID, req.Body)
+	}
+}
+
+// PushRunEnded tells starter, in the background, that a run it routed
+// here stopped executing (body: the finished run, or empty). Best effort:
+// a starter that misses it reads the store.
+func (e *Engine) PushRunEnded(starter, runID string, body []byte) {
+	go func() {
+		ctx, cancel := context.WithTimeout(e.bg, routeTimeout)
+		defer cancel()
+		if err := e.client.PushRunEnded(ctx, starter, rpc.RunEnded{RunID: runID, Body: body}); err != nil {
+			e.log.Debug("runner rpc: the end of a routed run was not pushed; its starter reads the store", "starter", starter, "run", runID, "err", err)
+		}
+	}()
+}

@@ -1,0 +1,118 @@
+package rpc
+
+// Routed starts: a workflow start sent to the runner that holds its shard,
+// which inserts it already claimed and runs it at once, and the push that
+// tells the starter when the run stopped executing there.
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/voltro/voltro/internal/errs"
+)
+
+// Paths of routed starts.
+const (
+	PathStart    = "/_voltro/rpc/start"
+	PathRunEnded = "/_voltro/rpc/run-ended"
+)
+
+// StartRequest is a start for a run on Shard, which the receiver must
+// hold; Body is the workflow layer's encoding of the start.
+type StartRequest struct {
+	Shard string          `json:"shard"`
+	Body  json.RawMessage `json:"body"`
+}
+
+// StartResponse carries the started run (the workflow layer's encoding)
+// or the start's encoded error.
+type StartResponse struct {
+	Body  json.RawMessage `json:"body,omitempty"`
+	Error json.RawMessage `json:"error,omitempty"`
+}
+
+// RunEnded tells the runner that started RunID through the sender that the
+// run stopped executing there. Body is the finished run (the workflow
+// layer's encoding); empty when it suspended or left the sender, and the
+// starter reads the store instead.
+type RunEnded struct {
+	RunID string          `json:"runId"`
+	Body  json.RawMessage `json:"body,omitempty"`
+}
+
+// DecodeStart decodes a start request body.
+func DecodeStart(body []byte) (StartRequest, error) {
+	var req StartRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return req, errs.Wrap(errs.CodeDecode, err, "bad start request")
+	}
+	if req.Shard == "" || len(req.Shard) > maxField || len(req.Body) == 0 {
+		return StartRequest{}, errs.New(errs.CodeDecode, "bad start request: a shard of 1 to %d bytes and a body are required", maxField)
+	}
+	return req, nil
+}
+
+// DecodeRunEnded decodes a run-ended push body.
+func DecodeRunEnded(body []byte) (RunEnded, error) {
+	var req RunEnded
+	if err := json.Unmarshal(body, &req); err != nil {
+		return req, errs.Wrap(errs.CodeDecode, err, "bad run-ended push")
+	}
+	if req.RunID == "" || len(req.RunID) > maxField {
+		return RunEnded{}, errs.New(errs.CodeDecode, "bad run-ended push: a run id of 1 to %d bytes is required", maxField)
+	}
+	return req, nil
+}
+
+// Start sends a start to addr, the holder of req.Shard, and returns the
+// started run as addr encoded it. An error the start itself ended with
+// comes back as it was (errs codes kept); errs.CodeNotOwner says addr does
+// not hold the shard (nothing was started); errs.CodeUnavailable is a call
+// that failed, after which the run may or may not exist.
+func (c *Client) Start(ctx context.Context, addr string, req StartRequest) ([]byte, error) {
+	var resp StartResponse
+	if err := c.call(ctx, addr, PathStart, req, &resp); err != nil {
+		return nil, err
+	}
+	if len(resp.Error) > 0 {
+		return nil, errs.Decode(resp.Error)
+	}
+	return resp.Body, nil
+}
+
+// PushRunEnded tells addr that a run it started through this runner
+// stopped executing here.
+func (c *Client) PushRunEnded(ctx context.Context, addr string, req RunEnded) error {
+	return c.call(ctx, addr, PathRunEnded, req, nil)
+}
+
+// dispatchStart serves PathStart and PathRunEnded for the caller from.
+func (s *Server) dispatchStart(w http.ResponseWriter, r *http.Request, from string, body []byte) {
+	switch r.URL.Path {
+	case PathStart:
+		req, err := DecodeStart(body)
+		if !ok(w, err) {
+			return
+		}
+		var resp StartResponse
+		if s.h.Start == nil {
+			resp.Error = errs.Encode(errs.New(errs.CodeNotOwner, "this runner takes no routed starts"))
+		} else if out, err := s.h.Start(r.Context(), from, req); err != nil {
+			resp.Error = errs.Encode(err)
+		} else {
+			resp.Body = out
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(resp)
+	case PathRunEnded:
+		req, err := DecodeRunEnded(body)
+		if !ok(w, err) {
+			return
+		}
+		if s.h.RunEnded != nil {
+			s.h.RunEnded(from, req)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}
+}

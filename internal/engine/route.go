@@ -25,6 +25,10 @@ const (
 	routeTimeout = 2 * time.Second
 	// routeAvoid is how long a holder whose routed start failed gets none.
 	routeAvoid = 10 * time.Second
+	// maxRouting bounds the starts in flight to one holder; more are
+	// started here. Well under rpc.DefaultPerPeer, which counts every
+	// call from one address (instances sharing a host share it).
+	maxRouting = 16
 )
 
 // StartHandler runs a start that the runner from routed here; body is the
@@ -38,20 +42,25 @@ type RunEndedHandler func(from, runID string, body []byte)
 
 // routes holds the handlers of routed starts and the holders to avoid.
 type routes struct {
-	mu    sync.Mutex
-	start StartHandler
-	ended RunEndedHandler
-	avoid map[string]time.Time // holder -> until when no start is routed to it
-	n     RouteCounts
+	mu     sync.Mutex
+	start  StartHandler
+	ended  RunEndedHandler
+	avoid  map[string]time.Time  // holder -> until when no start is routed to it
+	pushes map[string]*pushQueue // starter -> ends not yet pushed to it
+	flying map[string]int        // holder -> routed starts in flight
+	n      RouteCounts
 }
 
 // RouteCounts count this runner's routed starts by outcome since it
 // started: sent and answered, refused by a runner that did not hold the
 // shard (a handover, a stale view), failed (the holder did not answer in
-// time or could not be reached), and not sent to a holder being avoided
-// after such a failure. Starts that fell back were started here.
+// time or could not be reached), not sent to a holder being avoided after
+// such a failure, and busy. Starts that fell back were started here.
 type RouteCounts struct {
 	Routed, NotOwner, Failed, Avoided int64
+	// Busy: not sent, maxRouting starts to that holder being in flight,
+	// or refused by it for too many calls in flight.
+	Busy int64
 }
 
 // RouteCounts returns the counts of routed starts.
@@ -97,15 +106,33 @@ func (e *Engine) RouteTarget(shard string, size int) string {
 		e.countRoute(func(n *RouteCounts) { n.Avoided++ })
 		return ""
 	}
+	e.routes.mu.Lock()
+	defer e.routes.mu.Unlock()
+	if e.routes.flying[owner] >= maxRouting {
+		e.routes.n.Busy++
+		return ""
+	}
+	if e.routes.flying == nil {
+		e.routes.flying = map[string]int{}
+	}
+	e.routes.flying[owner]++ // until RouteStart returns
 	return owner
 }
 
-// RouteStart sends a start for shard to owner (RouteTarget's) and returns
+// RouteStart sends a start for shard to owner (a RouteTarget answer, each
+// followed by exactly one RouteStart) and returns
 // what it answered. routed=false: owner refused it or could not be
 // reached, so the run may or may not exist there: start it here by the
 // same id. An error with routed=true is the start's own (a bad input, the
 // holder's database failing) or ctx's end.
 func (e *Engine) RouteStart(ctx context.Context, owner, shard string, body []byte) (out []byte, routed bool, err error) {
+	defer func() {
+		e.routes.mu.Lock()
+		if e.routes.flying[owner]--; e.routes.flying[owner] <= 0 {
+			delete(e.routes.flying, owner)
+		}
+		e.routes.mu.Unlock()
+	}()
 	rctx, cancel := context.WithTimeout(ctx, routeTimeout)
 	defer cancel()
 	out, err = e.client.Start(rctx, owner, rpc.StartRequest{Shard: shard, Body: body})
@@ -115,6 +142,9 @@ func (e *Engine) RouteStart(ctx context.Context, owner, shard string, body []byt
 		return out, true, nil
 	case ctx.Err() != nil:
 		return nil, true, errs.Wrap(errs.CodeDeadline, ctx.Err(), "starting a run on "+owner)
+	case errors.Is(err, rpc.ErrBusy):
+		e.countRoute(func(n *RouteCounts) { n.Busy++ })
+		return nil, false, nil
 	case errors.Is(err, errs.ErrNotOwner):
 		e.countRoute(func(n *RouteCounts) { n.NotOwner++ })
 		return nil, false, nil // a handover, or a stale view: nothing was started
@@ -166,14 +196,66 @@ func (e *Engine) onRPCRunEnded(from string, req rpc.RunEnded) {
 }
 
 // PushRunEnded tells starter, in the background, that a run it routed
-// here stopped executing (body: the finished run, or empty). Best effort:
-// a starter that misses it reads the store.
+// here stopped executing (body: the finished run, or empty). The ends for
+// one starter go out in batches, one call at a time, so a burst of
+// finishes is a few calls, not one each beyond the starter's per-peer cap.
+// Best effort: a starter that misses one reads the store.
 func (e *Engine) PushRunEnded(starter, runID string, body []byte) {
-	go func() {
-		ctx, cancel := context.WithTimeout(e.bg, routeTimeout)
-		defer cancel()
-		if err := e.client.PushRunEnded(ctx, starter, rpc.RunEnded{RunID: runID, Body: body}); err != nil {
-			e.log.Debug("runner rpc: the end of a routed run was not pushed; its starter reads the store", "starter", starter, "run", runID, "err", err)
+	if int64(len(body)) > e.cfg.RPCMaxBody/4 {
+		body = nil // the starter reads it instead
+	}
+	e.routes.mu.Lock()
+	defer e.routes.mu.Unlock()
+	if e.routes.pushes == nil {
+		e.routes.pushes = map[string]*pushQueue{}
+	}
+	q := e.routes.pushes[starter]
+	if q == nil {
+		q = &pushQueue{}
+		e.routes.pushes[starter] = q
+	}
+	if len(q.pending) >= maxPending {
+		return // the starter is not keeping up (or is gone): it polls
+	}
+	q.pending = append(q.pending, rpc.RunEnded{RunID: runID, Body: body})
+	if !q.running {
+		q.running = true
+		go e.pushLoop(starter, q)
+	}
+}
+
+// maxPending bounds the ends queued for one starter.
+const maxPending = 16 * rpc.MaxRunsEnded
+
+// pushQueue holds the ends not yet pushed to one starter.
+type pushQueue struct {
+	pending []rpc.RunEnded
+	running bool // a pushLoop drains it
+}
+
+// pushLoop pushes q's ends in batches until it is empty.
+func (e *Engine) pushLoop(starter string, q *pushQueue) {
+	for {
+		e.routes.mu.Lock()
+		n, size := 0, 0
+		for n < len(q.pending) && n < rpc.MaxRunsEnded && (n == 0 || int64(size+len(q.pending[n].Body)) < e.cfg.RPCMaxBody/2) {
+			size += len(q.pending[n].Body) + 64
+			n++
 		}
-	}()
+		if n == 0 {
+			q.running = false
+			delete(e.routes.pushes, starter)
+			e.routes.mu.Unlock()
+			return
+		}
+		batch := q.pending[:n:n]
+		q.pending = q.pending[n:]
+		e.routes.mu.Unlock()
+		ctx, cancel := context.WithTimeout(e.bg, routeTimeout)
+		err := e.client.PushRunsEnded(ctx, starter, rpc.RunsEnded{Runs: batch})
+		cancel()
+		if err != nil {
+			e.log.Debug("runner rpc: the end of routed runs was not pushed; their starter reads the store", "starter", starter, "runs", len(batch), "err", err)
+		}
+	}
 }

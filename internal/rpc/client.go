@@ -126,6 +126,8 @@ func (c *Client) call(ctx context.Context, addr, path string, in, out any) error
 		return errs.New(errs.CodeUnauthenticated, "runner %s refused the call: %s", addr, bytes.TrimSpace(data))
 	case resp.StatusCode == http.StatusConflict && bytes.Contains(data, []byte(notOwner)):
 		return errs.New(errs.CodeNotOwner, "runner %s: %s", addr, notOwner)
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return errs.Wrap(errs.CodeUnavailable, ErrBusy, fmt.Sprintf("runner %s: %s", addr, bytes.TrimSpace(data)))
 	case resp.StatusCode >= 300:
 		return errs.New(errs.CodeUnavailable, "runner %s: %s: %s", addr, resp.Status, bytes.TrimSpace(data))
 	}

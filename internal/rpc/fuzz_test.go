@@ -17,7 +17,7 @@ func FuzzRequestDecoding(f *testing.F) {
 		`{"shards":["default/1","default/2"]}`,
 		`{"requestId":42}`,
 		`{"shard":"default/1","entityType":"payments","entityId":"p1","tag":"timer","payload":"eyJhIjoxfQ==","headers":{"traceparent":"00-x"}}`,
-		`{"shard":"default/1","body":{"Exec":{"ID":"wf_1"}}}`, `{"runId":"wf_1","body":{"ID":"wf_1"}}`,
+		`{"shard":"default/1","body":{"Exec":{"ID":"wf_1"}}}`, `{"runs":[{"runId":"wf_1","body":{"ID":"wf_1"}},{"runId":"wf_2"}]}`,
 		`{"shards":null}`, `{"requestId":-1}`, `{"payload":"not base64!"}`, `[`, `null`, ``,
 		`{"shard":"` + strings.Repeat("s", 2000) + `","entityType":"t","entityId":"i"}`,
 		strings.Repeat(`[`, 10000),
@@ -31,8 +31,12 @@ func FuzzRequestDecoding(f *testing.F) {
 		if v, err := DecodeStart(body); err == nil && (v.Shard == "" || len(v.Shard) > maxField || len(v.Body) == 0) {
 			t.Fatalf("accepted out of limits: %+v", v)
 		}
-		if v, err := DecodeRunEnded(body); err == nil && (v.RunID == "" || len(v.RunID) > maxField) {
-			t.Fatalf("accepted out of limits: %+v", v)
+		if v, err := DecodeRunsEnded(body); err == nil {
+			for _, r := range v.Runs {
+				if r.RunID == "" || len(r.RunID) > maxField || len(v.Runs) > MaxRunsEnded {
+					t.Fatalf("accepted out of limits: %+v", v)
+				}
+			}
 		}
 		if v, err := DecodeVolatile(body); err == nil {
 			if len(v.Shard) > maxField || len(v.EntityID) > maxField || len(v.EntityType) > maxField || len(v.Tag) > maxField || v.EntityID == "" || len(v.Headers) > maxHeaders {

@@ -259,6 +259,10 @@ func TestPerPeerLimit(t *testing.T) {
 	if resp.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("third concurrent call from one peer: %d", resp.StatusCode)
 	}
+	// A client is told that nothing ran, apart from other failures.
+	if err := c.Ping(context.Background(), addr); !errors.Is(err, ErrBusy) || !errors.Is(err, errs.ErrUnavailable) {
+		t.Fatalf("a refused call's error: %v", err)
+	}
 	close(release)
 	wg.Wait()
 	if err := c.Ping(context.Background(), addr); err != nil {

@@ -7,10 +7,15 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/voltro/voltro/internal/errs"
 )
+
+// ErrBusy is the cause of a call the receiver refused because the
+// caller's address had too many calls in flight (429): nothing ran.
+var ErrBusy = errors.New("too many calls in flight")
 
 // Paths of routed starts.
 const (
@@ -41,6 +46,14 @@ type RunEnded struct {
 	Body  json.RawMessage `json:"body,omitempty"`
 }
 
+// RunsEnded is one push of several ends, in the order they happened.
+type RunsEnded struct {
+	Runs []RunEnded `json:"runs"`
+}
+
+// MaxRunsEnded is the most ends one push carries.
+const MaxRunsEnded = 1024
+
 // DecodeStart decodes a start request body.
 func DecodeStart(body []byte) (StartRequest, error) {
 	var req StartRequest
@@ -53,14 +66,19 @@ func DecodeStart(body []byte) (StartRequest, error) {
 	return req, nil
 }
 
-// DecodeRunEnded decodes a run-ended push body.
-func DecodeRunEnded(body []byte) (RunEnded, error) {
-	var req RunEnded
+// DecodeRunsEnded decodes a run-ended push body.
+func DecodeRunsEnded(body []byte) (RunsEnded, error) {
+	var req RunsEnded
 	if err := json.Unmarshal(body, &req); err != nil {
 		return req, errs.Wrap(errs.CodeDecode, err, "bad run-ended push")
 	}
-	if req.RunID == "" || len(req.RunID) > maxField {
-		return RunEnded{}, errs.New(errs.CodeDecode, "bad run-ended push: a run id of 1 to %d bytes is required", maxField)
+	if len(req.Runs) == 0 || len(req.Runs) > MaxRunsEnded {
+		return RunsEnded{}, errs.New(errs.CodeDecode, "bad run-ended push: %d runs (1 to %d)", len(req.Runs), MaxRunsEnded)
+	}
+	for _, r := range req.Runs {
+		if r.RunID == "" || len(r.RunID) > maxField {
+			return RunsEnded{}, errs.New(errs.CodeDecode, "bad run-ended push: a run id of 1 to %d bytes is required", maxField)
+		}
 	}
 	return req, nil
 }
@@ -81,9 +99,9 @@ func (c *Client) Start(ctx context.Context, addr string, req StartRequest) ([]by
 	return resp.Body, nil
 }
 
-// PushRunEnded tells addr that a run it started through this runner
+// PushRunsEnded tells addr that runs it started through this runner
 // stopped executing here.
-func (c *Client) PushRunEnded(ctx context.Context, addr string, req RunEnded) error {
+func (c *Client) PushRunsEnded(ctx context.Context, addr string, req RunsEnded) error {
 	return c.call(ctx, addr, PathRunEnded, req, nil)
 }
 
@@ -106,12 +124,14 @@ func (s *Server) dispatchStart(w http.ResponseWriter, r *http.Request, from stri
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(resp)
 	case PathRunEnded:
-		req, err := DecodeRunEnded(body)
+		req, err := DecodeRunsEnded(body)
 		if !ok(w, err) {
 			return
 		}
 		if s.h.RunEnded != nil {
-			s.h.RunEnded(from, req)
+			for _, r := range req.Runs {
+				s.h.RunEnded(from, r)
+			}
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}

@@ -37,7 +37,7 @@ var (
 	descPoolFailures   = desc("voltro_pool_probe_failures_total", "Failed probes of the application connection pool.")
 	descPoolHealthy    = desc("voltro_pool_healthy", "1 while the application pool serves queries.")
 	descRPCRefused     = desc("voltro_rpc_refused_total", "Runner RPC calls refused (bad signature or stale timestamp).")
-	descRoutedStarts   = desc("voltro_workflow_routed_starts_total", "Workflow starts this instance sent to the runner holding their shard, by outcome (routed; notOwner, failed, avoided: started here instead).", "outcome")
+	descRoutedStarts   = desc("voltro_workflow_routed_starts_total", "Workflow starts this instance sent to the runner holding their shard, by outcome (routed; notOwner, failed, avoided, busy: started here instead).", "outcome")
 	descScheduleTicks  = desc("voltro_schedule_ticks_total", "Schedule ticks this instance recorded, by outcome (single, wonLock, lostLock, cluster, skippedOverlap, queued, missed).", "schedule", "outcome")
 	descIntroDropped   = desc("voltro_workflow_introspection_dropped_total", "Workflow introspection rows dropped because the writer fell behind.")
 	descRetDeleted     = desc("voltro_retention_deleted_rows_total", "Rows this instance's retention sweeper deleted since start, by table.", "table")
@@ -83,7 +83,7 @@ func (x *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descPoolHealthy, bool01(rs.PoolHealthy))
 	counter(descRPCRefused, float64(e.RPCRefused()))
 	rc := e.RouteCounts()
-	for outcome, v := range map[string]int64{"routed": rc.Routed, "notOwner": rc.NotOwner, "failed": rc.Failed, "avoided": rc.Avoided} {
+	for outcome, v := range map[string]int64{"routed": rc.Routed, "notOwner": rc.NotOwner, "failed": rc.Failed, "avoided": rc.Avoided, "busy": rc.Busy} {
 		counter(descRoutedStarts, float64(v), outcome)
 	}
 

@@ -74,6 +74,14 @@ func (p *peerRuns) get(id string) (string, bool) {
 	return r.peer, ok
 }
 
+// since is when id's entry was made.
+func (p *peerRuns) since(id string) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r, ok := p.m[id]
+	return r.at, ok
+}
+
 // take removes id's entry and returns its peer.
 func (p *peerRuns) take(id string) (string, bool) {
 	p.mu.Lock()

@@ -392,6 +392,9 @@ func (w *Engine) Signal(ctx context.Context, id, name string, payload []byte) (b
 // finished row over (notifyLocal) or says it stopped executing here (nudge).
 const localPoll = time.Second
 
+// routedPoll is Result's first wait for a run routed to its holder.
+const routedPoll = 250 * time.Millisecond
+
 // Result waits until the run is finished and returns it. A read that fails
 // with errs.CodeUnavailable (a dropped connection, a failover) is retried
 // with the same backoff until ctx ends: the run goes on regardless, and a
@@ -415,15 +418,16 @@ func (w *Engine) result(ctx context.Context, id string, mustExist bool) (store.E
 	w.waiters[id] = append(w.waiters[id], ch)
 	w.mu.Unlock()
 	defer w.dropWaiter(id, ch)
-	isLocal := func() bool {
-		_, ok := w.local.Load(id)
-		if !ok {
-			_, ok = w.routed.get(id)
-		}
-		return ok
+	isLocal := func() bool { _, ok := w.local.Load(id); return ok }
+	// A run routed to its shard's holder: that runner pushes its end, unless
+	// it froze or died and another finished it, so the row is read at a
+	// slower backoff meanwhile, and right away unless it was just started.
+	routedAt, routed := w.routed.since(id)
+	backoff, ceiling := time.Millisecond, 500*time.Millisecond
+	if routed {
+		backoff, ceiling = routedPoll, localPoll
 	}
-	backoff := time.Millisecond
-	read := !isLocal() // this instance runs it: reading now would only load the database
+	read := !isLocal() && (!routed || time.Since(routedAt) > localPoll) // this instance runs it, or its holder will say: reading now would only load the database
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -442,7 +446,7 @@ func (w *Engine) result(ctx context.Context, id string, mustExist bool) (store.E
 		}
 		wait := localPoll
 		if !isLocal() || outage {
-			wait, backoff = backoff, min(backoff*2, 500*time.Millisecond)
+			wait, backoff = backoff, min(backoff*2, ceiling)
 		}
 		timer.Reset(wait)
 		select {
@@ -450,9 +454,9 @@ func (w *Engine) result(ctx context.Context, id string, mustExist bool) (store.E
 			if done.Status.Terminal() {
 				return done, nil // finished here: the row as written
 			}
-			// nudged: it stopped executing here (suspended, or its shard
-			// moved): read now, then poll
-			backoff = time.Millisecond
+			// nudged: it stopped executing here or on its holder
+			// (suspended, or its shard moved): read now, then poll
+			backoff, ceiling = time.Millisecond, 500*time.Millisecond
 		case <-timer.C:
 		case <-ctx.Done():
 			return x, errs.Wrap(errs.CodeDeadline, ctx.Err(), "waiting for workflow "+id)

@@ -145,6 +145,10 @@ func (x *Deliverer) finish(it item, wasFull bool) {
 	}
 }
 
+// Full reports whether MaxInFlight messages are in flight: a message
+// inserted now should wait in the mailbox rather than be claimed for here.
+func (x *Deliverer) Full() bool { return x.isFull() }
+
 func (x *Deliverer) isFull() bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()

@@ -99,7 +99,7 @@ func (e *Engine) RouteTarget(shard string, size int) string {
 		return ""
 	}
 	owner := e.runner.Owner(shard)
-	if owner == e.address {
+	if owner == "" || owner == e.address {
 		return ""
 	}
 	if e.avoiding(owner) {
@@ -148,7 +148,10 @@ func (e *Engine) RouteStart(ctx context.Context, owner, shard string, body []byt
 	case errors.Is(err, errs.ErrNotOwner):
 		e.countRoute(func(n *RouteCounts) { n.NotOwner++ })
 		return nil, false, nil // a handover, or a stale view: nothing was started
-	case errors.Is(err, errs.ErrUnavailable), errors.Is(err, errs.ErrUnauthenticated), errors.Is(err, errs.ErrDeadline), rctx.Err() != nil:
+	case errors.Is(err, errs.ErrUnavailable), errors.Is(err, errs.ErrUnauthenticated), errors.Is(err, errs.ErrDeadline), rctx.Err() != nil,
+		// The start was checked here: a holder that cannot read it runs
+		// another version (or none: 404).
+		errors.Is(err, errs.ErrDecode), errors.Is(err, errs.ErrInvalidArgument):
 		e.log.Debug("runner rpc: a routed start failed; starting it here", "owner", owner, "shard", shard, "err", err)
 		e.avoidFor(owner, routeAvoid)
 		e.countRoute(func(n *RouteCounts) { n.Failed++ })
@@ -217,6 +220,10 @@ func (e *Engine) PushRunEnded(starter, runID string, body []byte) {
 	if len(q.pending) >= maxPending {
 		return // the starter is not keeping up (or is gone): it polls
 	}
+	if q.bytes+int64(len(body)) > 4*e.cfg.RPCMaxBody {
+		body = nil // the same: a nudge, and it reads the run
+	}
+	q.bytes += int64(len(body))
 	q.pending = append(q.pending, rpc.RunEnded{RunID: runID, Body: body})
 	if !q.running {
 		q.running = true
@@ -230,7 +237,8 @@ const maxPending = 16 * rpc.MaxRunsEnded
 // pushQueue holds the ends not yet pushed to one starter.
 type pushQueue struct {
 	pending []rpc.RunEnded
-	running bool // a pushLoop drains it
+	bytes   int64 // of the pending bodies
+	running bool  // a pushLoop drains it
 }
 
 // pushLoop pushes q's ends in batches until it is empty.
@@ -250,8 +258,13 @@ func (e *Engine) pushLoop(starter string, q *pushQueue) {
 		}
 		batch := q.pending[:n:n]
 		q.pending = q.pending[n:]
+		for _, r := range batch {
+			q.bytes -= int64(len(r.Body))
+		}
 		e.routes.mu.Unlock()
-		ctx, cancel := context.WithTimeout(e.bg, routeTimeout)
+		// Not e.bg: Close cancels it before the shards drain, and the runs
+		// that end while they drain are pushed too.
+		ctx, cancel := context.WithTimeout(context.Background(), routeTimeout)
 		err := e.client.PushRunsEnded(ctx, starter, rpc.RunsEnded{Runs: batch})
 		cancel()
 		if err != nil {

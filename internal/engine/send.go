@@ -6,6 +6,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -139,7 +140,9 @@ func (e *Engine) storeMessage(ctx context.Context, in Message) *store.Message {
 // deliver itself (it holds the shard and hosts the type), or nil.
 func (e *Engine) ClaimFor(shard, entityType string) *store.EnqueueClaim {
 	epoch := e.deliv.Epoch(shard)
-	if epoch == 0 || !e.deliv.HasType(entityType) {
+	if epoch == 0 || !e.deliv.HasType(entityType) || e.deliv.Full() {
+		// Full: MaxInFlight messages are in flight here; the message waits
+		// in the mailbox for the read loop, which honours that cap.
 		return nil
 	}
 	return &store.EnqueueClaim{Owner: e.address, Epoch: epoch, ClaimTTL: max(6*e.cfg.Heartbeat, 30*time.Second)}
@@ -314,10 +317,10 @@ func (e *Engine) onRPCVolatile(ctx context.Context, req rpc.VolatileRequest) ([]
 	}
 	if want := e.ShardOf(req.EntityType, req.EntityID, ""); want != req.Shard {
 		e.log.Warn("runner rpc: refused a volatile message naming the wrong shard", "entity_type", req.EntityType, "entity_id", req.EntityID, "shard", req.Shard, "hashes_to", want)
-		return nil, errs.New(errs.CodeNotOwner, "entity %s/%s is on shard %s, not %s", req.EntityType, req.EntityID, want, req.Shard)
+		return nil, errs.Wrap(errs.CodeNotOwner, rpc.ErrNotServed, fmt.Sprintf("entity %s/%s is on shard %s, not %s", req.EntityType, req.EntityID, want, req.Shard))
 	}
 	if e.deliv.Epoch(req.Shard) == 0 {
-		return nil, errs.New(errs.CodeNotOwner, "this runner does not hold shard %s", req.Shard)
+		return nil, errs.Wrap(errs.CodeNotOwner, rpc.ErrNotServed, "this runner does not hold shard "+req.Shard)
 	}
 	return e.deliv.Volatile(ctx, store.Message{Shard: req.Shard, EntityType: req.EntityType, EntityID: req.EntityID, Tag: req.Tag, Payload: req.Payload, Headers: req.Headers})
 }
@@ -341,10 +344,10 @@ func (e *Engine) Volatile(ctx context.Context, in Message) ([]byte, error) {
 	view, refused := e.runner.Owner(shard), false
 	if view != "" && view != e.address {
 		out, err := e.client.Volatile(ctx, view, req)
-		if !errors.Is(err, errs.ErrNotOwner) {
-			return out, err
+		if !errors.Is(err, rpc.ErrNotServed) {
+			return out, err // a handler's own error too, NotOwner or not: it ran
 		}
-		refused = true // nothing ran: safe to try the holder
+		refused = true // refused before anything ran: safe to try the holder
 	}
 	holder := e.ledger.owner(ctx, e.d, shard, refused)
 	if holder == "" || holder == view || holder == e.address {

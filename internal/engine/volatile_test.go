@@ -6,6 +6,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,8 +27,18 @@ func TestVolatileReachesTheLedgerHolder(t *testing.T) {
 	handler := func(ctx context.Context, m store.Message) ([]byte, error) {
 		return append([]byte("ran:"), m.Payload...), nil
 	}
+	// A handler whose own error is NotOwner (say, from a call it makes)
+	// ran: that error goes back to the sender, and it is not sent on.
+	var nestedRuns atomic.Int64
+	nested := func(ctx context.Context, m store.Message) ([]byte, error) {
+		nestedRuns.Add(1)
+		return nil, errs.New(errs.CodeNotOwner, "a call the handler made was refused")
+	}
 	a := startEngine(t, d, clusterConfig(t, "a"))
 	if err := a.Register("echo", handler, EntityOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Register("nested", nested, EntityOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	testwait.For(t, 10*time.Second, "a holds every shard", ownsAll(a))
@@ -47,6 +59,9 @@ func TestVolatileReachesTheLedgerHolder(t *testing.T) {
 	if err := b.Register("echo", handler, EntityOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	if err := b.Register("nested", nested, EntityOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	testwait.For(t, 20*time.Second, "a and b settled", settled(a, b))
 	var shard string
 	for sh := range b.Runner().Held() {
@@ -64,6 +79,17 @@ func TestVolatileReachesTheLedgerHolder(t *testing.T) {
 	}
 	if out, err := s.Volatile(ctx, Message{EntityType: "echo", EntityID: id, Payload: []byte("stale")}); err != nil || string(out) != "ran:stale" {
 		t.Fatalf("stale view: %q %v", out, err)
+	}
+	var nid string
+	for i := 0; nid == ""; i++ {
+		if x := "n" + strconv.Itoa(i); b.ShardOf("nested", x, "") == shard {
+			nid = x
+		}
+	}
+	// From a, whose view names b rightly: b's handler's error comes back
+	// as it was, not taken for b's refusal.
+	if _, err := a.Volatile(ctx, Message{EntityType: "nested", EntityID: nid}); !errors.Is(err, errs.ErrNotOwner) || errors.Is(err, errs.ErrUnavailable) || nestedRuns.Load() != 1 {
+		t.Fatalf("a handler's own NotOwner: %v, run %d times (want once)", err, nestedRuns.Load())
 	}
 
 	// Before its first listing a sender names nobody.

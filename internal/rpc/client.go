@@ -125,7 +125,7 @@ func (c *Client) call(ctx context.Context, addr, path string, in, out any) error
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		return errs.New(errs.CodeUnauthenticated, "runner %s refused the call: %s", addr, bytes.TrimSpace(data))
 	case resp.StatusCode == http.StatusConflict && bytes.Contains(data, []byte(notOwner)):
-		return errs.New(errs.CodeNotOwner, "runner %s: %s", addr, notOwner)
+		return errs.Wrap(errs.CodeNotOwner, ErrNotServed, fmt.Sprintf("runner %s: %s", addr, notOwner))
 	case resp.StatusCode == http.StatusTooManyRequests:
 		return errs.Wrap(errs.CodeUnavailable, ErrBusy, fmt.Sprintf("runner %s: %s", addr, bytes.TrimSpace(data)))
 	case resp.StatusCode >= 300:

@@ -267,6 +267,11 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, from string, b
 			return
 		}
 		payload, err := s.h.Volatile(r.Context(), req)
+		if errors.Is(err, ErrNotServed) {
+			// Refused before any handler ran: the caller may send it on.
+			http.Error(w, "voltro runner rpc: "+notOwner, http.StatusConflict)
+			return
+		}
 		resp := VolatileResponse{Payload: payload}
 		if err != nil {
 			resp = VolatileResponse{Error: errs.Encode(err)}

@@ -17,6 +17,12 @@ import (
 // caller's address had too many calls in flight (429): nothing ran.
 var ErrBusy = errors.New("too many calls in flight")
 
+// ErrNotServed is the cause of a call the receiver refused before doing
+// anything because it does not serve what the call names (a shard it does
+// not hold): the caller may send it elsewhere. A Volatile handler returns
+// an error wrapping it to refuse that way.
+var ErrNotServed = errors.New("not served by this runner")
+
 // Paths of routed starts.
 const (
 	PathStart    = "/_voltro/rpc/start"

@@ -6,6 +6,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -30,9 +31,21 @@ func (r *Runner) Leave(ctx context.Context) {
 		r.abandonShards("leaving while the database does not answer")
 		return
 	}
+	// Every shard at once, as a handover drains them: one by one, a
+	// database that stops answering now (a paused node that took the
+	// row's delete a moment before) would hold each drain's handlers in
+	// their bounded writes, one shard after another, far past any grace
+	// period (run 2 of a stop: over 30 s after SIGTERM). Together it is
+	// the longest handler's wait, as the chart's grace assumes.
+	var wg sync.WaitGroup
 	for s, e := range held {
-		r.cb.DrainShard(ctx, s, e)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.cb.DrainShard(ctx, s, e)
+		}()
 	}
+	wg.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.locker != nil {

@@ -164,8 +164,8 @@ func (w *Engine) onRoutedStart(ctx context.Context, from string, body []byte) ([
 	if err != nil {
 		return nil, err
 	}
-	_, pushes := w.starters.get(stored.ID)
-	return json.Marshal(routedStarted{Exec: stored, Existing: existing, Pushes: pushes})
+	starter, _ := w.starters.get(stored.ID)
+	return json.Marshal(routedStarted{Exec: stored, Existing: existing, Pushes: !existing && starter == from})
 }
 
 // onRunEnded takes the push of a routed run's end from the runner that ran

@@ -22,7 +22,7 @@ type routeNode struct {
 	w *Engine
 }
 
-func startRouteNode(t *testing.T, d store.Driver, name string, fn Func) routeNode {
+func startRouteNode(t *testing.T, d store.Driver, name string, heartbeat time.Duration, fn Func) routeNode {
 	t.Helper()
 	cfg, err := config.FromEnv(func(string) string { return "" }, "memory:")
 	if err != nil {
@@ -37,7 +37,7 @@ func startRouteNode(t *testing.T, d store.Driver, name string, fn Func) routeNod
 	cfg.RunnerStorage = config.RunnerStorageSQL
 	cfg.RunnerHost, cfg.RunnerPort = "127.0.0.1", port
 	cfg.ReplicaID, cfg.ClusterSecret, cfg.Warnings = name, "test-secret", nil
-	cfg.Heartbeat, cfg.PollInterval, cfg.ShardCount = 200*time.Millisecond, 100*time.Millisecond, 12
+	cfg.Heartbeat, cfg.PollInterval, cfg.ShardCount = heartbeat, 100*time.Millisecond, 12
 	ctx := context.Background()
 	e, err := engine.New(ctx, engine.Options{Config: cfg, Store: d, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -57,13 +57,13 @@ func startRouteNode(t *testing.T, d store.Driver, name string, fn Func) routeNod
 	return routeNode{e, w}
 }
 
-// runOn returns a run id whose shard n holds.
+// runOn returns a run id whose shard n holds and serves.
 func runOn(t *testing.T, n routeNode) string {
 	t.Helper()
-	held := n.e.Runner().Held()
+	typ := EntityPrefix + "greet"
 	for i := 0; i < 10000; i++ {
 		id := "wf_route" + strconv.Itoa(i)
-		if _, ok := held[n.e.ShardOf(EntityPrefix+"greet", id, "")]; ok {
+		if n.e.ClaimFor(n.e.ShardOf(typ, id, ""), typ) != nil {
 			return id
 		}
 	}
@@ -90,8 +90,8 @@ func TestStartRoutedToTheShardHolder(t *testing.T) {
 		}
 	}
 	var addrA, addrB string
-	nodes[0] = startRouteNode(t, d, "a", fn(&addrA))
-	nodes[1] = startRouteNode(t, d, "b", fn(&addrB))
+	nodes[0] = startRouteNode(t, d, "a", 200*time.Millisecond, fn(&addrA))
+	nodes[1] = startRouteNode(t, d, "b", 200*time.Millisecond, fn(&addrB))
 	a, b := nodes[0], nodes[1]
 	addrA, addrB = a.e.Address(), b.e.Address()
 	testwait.For(t, 20*time.Second, "a and b share the shards and agree who holds which", func() bool {
@@ -108,11 +108,12 @@ func TestStartRoutedToTheShardHolder(t *testing.T) {
 	})
 	id := runOn(t, b)
 	ctx := context.Background()
-	x, _, err := a.w.Start(ctx, "greet", []byte(`"ann"`), StartOptions{ID: id, Subject: "ann", Source: "api"})
+	const trace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	x, _, err := a.w.Start(ctx, "greet", []byte(`"ann"`), StartOptions{ID: id, Subject: "ann", Source: "api", Trace: trace, ParentID: "wf_parent", ParentClose: "abandon"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.ID != id || x.CreatedAt.IsZero() || x.Shard != b.e.ShardOf(EntityPrefix+"greet", id, "") {
+	if x.ID != id || x.CreatedAt.IsZero() || x.Shard != b.e.ShardOf(EntityPrefix+"greet", id, "") || x.ParentID != "wf_parent" || x.ParentClose != "abandon" {
 		t.Fatalf("the start answered %+v", x)
 	}
 	if got := <-ranOn; got != addrB {
@@ -126,7 +127,7 @@ func TestStartRoutedToTheShardHolder(t *testing.T) {
 		t.Fatalf("b will not push the end to a: %q %v", peer, ok)
 	}
 	sc, err := a.w.ws.GetStartContext(ctx, id)
-	if err != nil || sc.Subject != "ann" || sc.Source != "api" {
+	if err != nil || sc.Subject != "ann" || sc.Source != "api" || sc.Trace == "" || sc.Trace[3:35] != trace[3:35] || sc.ParentID != "wf_parent" {
 		t.Fatalf("start context: %+v %v", sc, err)
 	}
 	done := make(chan store.Execution, 1)
@@ -175,6 +176,7 @@ func TestStartRoutedToTheShardHolder(t *testing.T) {
 // is started here, later ones are not sent to it for a while, and both
 // runs complete once its shards pass to a live runner.
 func TestStartRoutedToAHolderThatNeverAnswers(t *testing.T) {
+	const wedgedLease = 5 * time.Second
 	d := memory.New()
 	ctx := context.Background()
 	// The wedged holder: a port that never answers, a fresh runner row,
@@ -204,7 +206,7 @@ func TestStartRoutedToAHolderThatNeverAnswers(t *testing.T) {
 	held := map[string]int64{}
 	for i := 0; i < 12; i++ {
 		sh := "default/" + strconv.Itoa(i)
-		epoch, ok, err := l.Acquire(ctx, sh, time.Second)
+		epoch, ok, err := l.Acquire(ctx, sh, wedgedLease)
 		if err != nil || !ok {
 			t.Fatalf("acquire %s: %v %v", sh, ok, err)
 		}
@@ -221,7 +223,7 @@ func TestStartRoutedToAHolderThatNeverAnswers(t *testing.T) {
 				return
 			case <-time.After(100 * time.Millisecond):
 				_ = l.Heartbeat(ctx, wedged)
-				_, _ = l.Refresh(ctx, held, time.Second)
+				_, _ = l.Refresh(ctx, held, wedgedLease)
 			}
 		}
 	}()
@@ -234,7 +236,9 @@ func TestStartRoutedToAHolderThatNeverAnswers(t *testing.T) {
 		<-beating
 	})
 
-	a := startRouteNode(t, d, "a", func(c *Context, input []byte) ([]byte, error) { return input, nil })
+	// A heartbeat of 1 s: a takes the wedged runner for dead after 3 s
+	// without a beat, so a stalled test goroutine does not end the premise.
+	a := startRouteNode(t, d, "a", time.Second, func(c *Context, input []byte) ([]byte, error) { return input, nil })
 	var ids []string
 	testwait.For(t, 20*time.Second, "a's view names the wedged holder for some shards", func() bool {
 		ids = ids[:0]

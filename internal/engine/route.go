@@ -186,6 +186,12 @@ func (e *Engine) onRPCStart(ctx context.Context, from string, req rpc.StartReque
 	if h == nil || e.deliv.Epoch(req.Shard) == 0 {
 		return nil, errs.New(errs.CodeNotOwner, "this runner does not hold shard %s", req.Shard)
 	}
+	// The run's end is pushed to from: only to a runner of this cluster
+	// (a signed caller could otherwise aim those calls anywhere). One that
+	// registered since our last listing starts it itself this once.
+	if !e.runner.Listed(from) {
+		return nil, errs.New(errs.CodeNotOwner, "the starter %s is not a runner in this runner's listing of the cluster", from)
+	}
 	return h(ctx, from, req.Body)
 }
 

@@ -55,8 +55,11 @@ func (r *Runner) refreshLive(ctx context.Context, now time.Time) error {
 	clear(r.rows)
 	live := make([]store.Runner, 0, len(rs))
 	hosting := len(r.opts.EntityTypes()) > 0
+	listed := make(map[string]bool, len(rs))
+	defer r.listed.Store(&listed)
 	for _, x := range rs {
 		r.rows[x.Address] = x
+		listed[x.Address] = true
 		if x.Address == r.opts.Address {
 			if r.registered {
 				r.checkOwnRow(x)

@@ -98,7 +98,9 @@ type Runner struct {
 	// What Status answers while a pass holds mu in a database call that
 	// does not return (a paused or unreachable node): the view at the end
 	// of the last pass, and when the current pass began (0 between passes).
-	snapshot  atomic.Pointer[Status]
+	snapshot atomic.Pointer[Status]
+	listed   atomic.Pointer[map[string]bool] // the addresses of the last listing
+
 	passSince atomic.Int64
 }
 
@@ -163,6 +165,13 @@ func (r *Runner) Held() map[string]int64 {
 		}
 	}
 	return out
+}
+
+// Listed reports whether addr has a runner row in this runner's last
+// listing of the cluster. It does not wait on a pass in progress.
+func (r *Runner) Listed(addr string) bool {
+	m := r.listed.Load()
+	return m != nil && (*m)[addr]
 }
 
 // Owner is where to send a wake-up for shard: this runner if it holds it,

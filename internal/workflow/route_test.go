@@ -2,6 +2,8 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/engine"
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
 	"github.com/voltro/voltro/internal/testwait"
@@ -149,6 +153,23 @@ func TestStartRoutedToTheShardHolder(t *testing.T) {
 		_, pushing := b.w.starters.get(id)
 		return !waiting && !pushing
 	})
+
+	// A signed caller that is not a runner of the cluster gets no start
+	// (its run's end would be pushed to an address of its choosing).
+	stray := ""
+	for i := 0; stray == ""; i++ {
+		if x := "wf_stray" + strconv.Itoa(i); b.e.ClaimFor(b.e.ShardOf(EntityPrefix+"greet", x, ""), EntityPrefix+"greet") != nil {
+			stray = x
+		}
+	}
+	body, _ := json.Marshal(routedStart{Exec: store.Execution{ID: stray, Name: "greet", Input: []byte(`"x"`)}})
+	shard := b.e.ShardOf(EntityPrefix+"greet", stray, "")
+	if _, err := rpc.NewClient("test-secret", "127.0.0.1:1").Start(ctx, addrB, rpc.StartRequest{Shard: shard, Body: body}); !errors.Is(err, errs.ErrNotOwner) {
+		t.Fatalf("a start from an unlisted address: %v", err)
+	}
+	if _, err := a.w.ws.GetExecution(ctx, stray); !errors.Is(err, errs.ErrNotFound) {
+		t.Fatalf("an unlisted caller's start was stored: %v", err)
+	}
 
 	// A start for a shard a holds is not routed.
 	own := runOn(t, a)

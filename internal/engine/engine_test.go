@@ -112,6 +112,22 @@ func settled(es ...*Engine) func() bool {
 	}
 }
 
+// staleShard waits until a and b settle and returns a shard b holds, for
+// which sender s (whose view dates from before b joined) still names a.
+func staleShard(t *testing.T, a, b, s *Engine) string {
+	t.Helper()
+	testwait.For(t, 20*time.Second, "a and b settled", settled(a, b))
+	var shard string
+	for sh := range b.Runner().Held() {
+		shard = sh
+		break
+	}
+	if o := s.Runner().Owner(shard); o != a.Address() {
+		t.Fatalf("the sender's view is not stale (names %q for %s): the test tests nothing", o, shard)
+	}
+	return shard
+}
+
 func TestRequestReplyDedupeAndErrors(t *testing.T) {
 	d := memory.New()
 	e := startEngine(t, d, clusterConfig(t, "a"))

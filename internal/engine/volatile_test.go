@@ -62,15 +62,7 @@ func TestVolatileReachesTheLedgerHolder(t *testing.T) {
 	if err := b.Register("nested", nested, EntityOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	testwait.For(t, 20*time.Second, "a and b settled", settled(a, b))
-	var shard string
-	for sh := range b.Runner().Held() {
-		shard = sh
-		break
-	}
-	if o := s.Runner().Owner(shard); o != a.Address() {
-		t.Fatalf("the sender's view is not stale (names %q for %s): the test tests nothing", o, shard)
-	}
+	shard := staleShard(t, a, b, s)
 	id := entitiesOn(t, b, shard, 1)[0]
 	ctx := context.Background()
 	// a refuses (it holds the shard no more) before anything runs.

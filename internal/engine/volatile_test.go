@@ -42,11 +42,12 @@ func TestVolatileReachesTheLedgerHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	testwait.For(t, 10*time.Second, "a holds every shard", ownsAll(a))
-	// A sender that hosts nothing and lists the cluster once a minute: its
-	// view stays the one from boot.
+	// A sender that hosts nothing, whose listings fail once its view names
+	// a: the view stays the one from before b joined.
 	sc := clusterConfig(t, "s")
 	sc.Heartbeat = time.Minute
-	s := startEngine(t, d, sc)
+	var held atomic.Bool
+	s := startEngine(t, heldView{d, &held}, sc)
 	testwait.For(t, 10*time.Second, "the sender's view names a", func() bool {
 		for sh := range a.Runner().Held() {
 			if s.Runner().Owner(sh) != a.Address() {
@@ -55,6 +56,7 @@ func TestVolatileReachesTheLedgerHolder(t *testing.T) {
 		}
 		return true
 	})
+	held.Store(true)
 	b := startEngine(t, d, clusterConfig(t, "b"))
 	if err := b.Register("echo", handler, EntityOptions{}); err != nil {
 		t.Fatal(err)

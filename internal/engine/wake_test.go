@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/voltro/voltro/internal/config"
+	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
 	"github.com/voltro/voltro/internal/store/mysql"
@@ -78,11 +80,13 @@ func wakeStaleView(t *testing.T, d store.Driver) {
 		t.Fatal(err)
 	}
 	testwait.For(t, 10*time.Second, "a holds every shard", ownsAll(a))
-	// The sender hosts nothing and lists the cluster once a minute (a
-	// quarter of that after a change): its view stays the one from boot.
+	// The sender hosts nothing, and once its view names a its listings
+	// fail: the view stays the one from before b joined (a runner lists the
+	// cluster on every pass, a quarter second apart after a change).
 	sc := cfg("s")
 	sc.Heartbeat = time.Minute
-	s := startEngine(t, d, sc)
+	var held atomic.Bool
+	s := startEngine(t, heldView{d, &held}, sc)
 	shards := make([]string, 0, 30)
 	for sh := range a.Runner().Held() {
 		shards = append(shards, sh)
@@ -95,6 +99,7 @@ func wakeStaleView(t *testing.T, d store.Driver) {
 		}
 		return true
 	})
+	held.Store(true)
 	b := startEngine(t, d, cfg("b"))
 	if err := b.Register("echo", handler, EntityOptions{}); err != nil {
 		t.Fatal(err)
@@ -132,6 +137,20 @@ func entitiesOn(t *testing.T, e *Engine, shard string, n int) []string {
 		t.Fatalf("no %d entities on %s", n, shard)
 	}
 	return ids
+}
+
+// heldView fails a runner's listings of the cluster while held is set:
+// the runner keeps the view of its last listing.
+type heldView struct {
+	store.Driver
+	held *atomic.Bool
+}
+
+func (v heldView) ListRunners(ctx context.Context) ([]store.Runner, error) {
+	if v.held.Load() {
+		return nil, errs.New(errs.CodeUnavailable, "test: this runner's listings are held")
+	}
+	return v.Driver.ListRunners(ctx)
 }
 
 // unlisted holds a runner's cluster listing until released: an instance

@@ -229,6 +229,7 @@ func (r *Runner) assign() {
 		addrs = append(addrs, x.Address)
 	}
 	r.assigned = sharding.Assign(r.all, addrs)
+	r.publishView()
 	for s := range r.unacquiredSince {
 		if r.assigned[s] != r.opts.Address {
 			delete(r.unacquiredSince, s)
@@ -275,6 +276,7 @@ func (r *Runner) acquireMany(ctx context.Context, shards []string, states map[st
 func (r *Runner) acquired(shard string, epoch int64, started time.Time) {
 	delete(r.unacquiredSince, shard)
 	r.held[shard] = epoch
+	r.publishView()
 	r.moves++
 	if r.opts.Mode == store.LockRow {
 		r.validUntil[shard] = started.Add(r.opts.LeaseTTL - r.opts.LeaseTTL/10)
@@ -341,6 +343,7 @@ func (r *Runner) release(ctx context.Context, shards []string, epochs map[string
 		r.log.Debug("workflow runner: shard handed over", "shard", sh, "epoch", e)
 		r.moveLog.add(&r.moveLog.handed, r.assigned[sh])
 	}
+	r.publishView()
 	if r.locker == nil || len(held) == 0 {
 		return
 	}

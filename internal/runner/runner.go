@@ -100,6 +100,7 @@ type Runner struct {
 	// of the last pass, and when the current pass began (0 between passes).
 	snapshot atomic.Pointer[Status]
 	listed   atomic.Pointer[map[string]bool] // the addresses of the last listing
+	view     atomic.Pointer[ownerView]       // what Owner answers from (publishView)
 
 	passSince atomic.Int64
 }
@@ -176,13 +177,35 @@ func (r *Runner) Listed(addr string) bool {
 
 // Owner is where to send a wake-up for shard: this runner if it holds it,
 // else the runner the last assignment proposed. "" when unknown.
+//
+// It does not wait on a pass in progress: a pass holds the runner's lock
+// across its database calls, which a slow or hanging node can keep waiting
+// for up to a lease, and every start, send and wake-up here asks Owner.
 func (r *Runner) Owner(shard string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.held[shard]; ok {
+	v := r.view.Load()
+	if v == nil {
+		return ""
+	}
+	if _, ok := v.held[shard]; ok {
 		return r.opts.Address
 	}
-	return r.assigned[shard]
+	return v.assigned[shard]
+}
+
+// ownerView is a snapshot of the held shards and the last assignment.
+type ownerView struct {
+	held     map[string]struct{}
+	assigned map[string]string // shared with r.assigned, which is replaced, never changed
+}
+
+// publishView publishes held and assigned for Owner; call it (r.mu held)
+// after changing either.
+func (r *Runner) publishView() {
+	held := make(map[string]struct{}, len(r.held))
+	for s := range r.held {
+		held[s] = struct{}{}
+	}
+	r.view.Store(&ownerView{held: held, assigned: r.assigned})
 }
 
 // Run registers the runner and keeps it in the cluster until ctx ends, then
@@ -414,6 +437,7 @@ func (r *Runner) lose(shard, reason string) {
 		return
 	}
 	delete(r.held, shard)
+	r.publishView()
 	delete(r.validUntil, shard)
 	r.moves++
 	r.log.Debug("workflow runner: shard lost", "shard", shard, "epoch", epoch, "reason", reason)

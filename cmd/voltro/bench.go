@@ -13,7 +13,7 @@ import (
 )
 
 const benchUsage = `usage: voltro bench messages [--db URL] [--senders 8] [--duration 5s] [--sequential 1000] [--idle 20s]
-       voltro bench workflows [--db URL] [--sequential 200] [--concurrent 2000] [--failover]
+       voltro bench workflows [--db URL] [--sequential 200] [--concurrent 2000] [--starters 16] [--failover]
                               [--retained N [--retained-db URL]]
        voltro bench cdc [flags]          (see voltro bench cdc --help)
 Every figure is printed beside the database's own single-row commit rate from the same run.
@@ -70,7 +70,8 @@ func runBenchWorkflows(ctx context.Context, args []string, env func(string) stri
 	fs := flags("bench workflows", "bench workflows [flags]", stderr)
 	db := fs.String("db", "", "database URL (default DB_URL); for a multi-primary cluster one per node, comma-separated")
 	seq := fs.Int("sequential", 200, "(a) workflows run one after another")
-	conc := fs.Int("concurrent", 2000, "(b) workflows started at once")
+	conc := fs.Int("concurrent", 2000, "(b) workflows started concurrently")
+	starters := fs.Int("starters", bench.DefaultStarters, "(b) goroutines starting them, each one run after another; 0 for a goroutine per run (all at once)")
 	failover := fs.Bool("failover", true, "(c, d) also measure SIGKILL failover and restart recovery with worker processes")
 	retained := fs.Int("retained", 0, "(b') also run (b) on a database keeping this many finished runs, alternating with the fresh one")
 	retainedDB := fs.String("retained-db", "", "the database for --retained (default: <database>_retained beside --db, created if missing)")
@@ -88,8 +89,14 @@ func runBenchWorkflows(ctx context.Context, args []string, env func(string) stri
 	if err != nil {
 		return err
 	}
+	if *starters < 0 {
+		return badArg("--starters %d: use 0 (a goroutine per run) or a count of goroutines", *starters)
+	}
+	if *starters == 0 {
+		*starters = bench.OnePerRun
+	}
 	fmt.Fprintln(stderr, "measuring the database commit rate, then sequential and concurrent workflows, then failover…")
-	res, err := bench.Workflows(ctx, bench.WorkflowsConfig{DBURL: url, Env: env, Sequential: *seq, Concurrent: *conc, Failover: *failover, Executable: exe,
+	res, err := bench.Workflows(ctx, bench.WorkflowsConfig{DBURL: url, Env: env, Sequential: *seq, Concurrent: *conc, Starters: *starters, Failover: *failover, Executable: exe,
 		Retained: *retained, RetainedDB: *retainedDB})
 	if err != nil {
 		return err

@@ -55,6 +55,7 @@ func TestOutOfSetValuesAreUsageErrors(t *testing.T) {
 		{[]string{"watch", "--format", "yaml", "t"}, []string{`--format "yaml"`}},
 		{[]string{"cluster", "status", "--format", "yaml"}, []string{`--format "yaml"`}},
 		{[]string{"gc", "--format", "yaml"}, []string{`--format "yaml"`}},
+		{[]string{"bench", "workflows", "--starters", "-1"}, []string{`--starters -1: use 0 (a goroutine per run)`}},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), c.args, func(k string) string { return env[k] }, &out, &errb)

@@ -165,7 +165,7 @@ func pairs(ctx context.Context, cfg WorkflowsConfig, fresh, retained *voltro.App
 			app *voltro.App
 			out *[]float64
 		}{{fresh, f}, {retained, r}} {
-			rate, _, err := concurrent(ctx, []*voltro.App{x.app}, cfg.Concurrent)
+			rate, _, err := concurrent(ctx, []*voltro.App{x.app}, cfg.Concurrent, cfg.Starters)
 			if err != nil {
 				return err
 			}

@@ -24,6 +24,10 @@ type WorkflowsConfig struct {
 	Env        func(string) string
 	Sequential int // default 200
 	Concurrent int // default 2000
+	// Starters is how many goroutines start (b)'s runs, each one run after
+	// another: default DefaultStarters (a web tier's concurrent requests),
+	// OnePerRun for a goroutine per run (every run started at once).
+	Starters int
 	// Failover runs the SIGKILL failover and restart-recovery phases with
 	// worker processes started from Executable (the voltro binary).
 	Failover   bool
@@ -46,6 +50,7 @@ type WorkflowsResult struct {
 	SeqN           int
 	SeqP50, SeqP99 time.Duration
 	ConcN          int
+	ConcStarters   int // goroutines that started them
 	ConcPerSecond  float64
 	ConcElapsed    time.Duration
 	Failover       time.Duration // kill → completion on a live instance
@@ -74,6 +79,12 @@ func Workflows(ctx context.Context, cfg WorkflowsConfig) (WorkflowsResult, error
 	}
 	if cfg.Concurrent <= 0 {
 		cfg.Concurrent = 2000
+	}
+	if cfg.Starters == 0 {
+		cfg.Starters = DefaultStarters
+	}
+	if cfg.Starters < 0 || cfg.Starters > cfg.Concurrent {
+		cfg.Starters = cfg.Concurrent
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -125,10 +136,10 @@ func Workflows(ctx context.Context, cfg WorkflowsConfig) (WorkflowsResult, error
 	slices.Sort(lat)
 	res.SeqN, res.SeqP50, res.SeqP99 = len(lat), lat[len(lat)/2], lat[len(lat)*99/100]
 
-	if res.ConcPerSecond, res.ConcElapsed, err = concurrent(ctx, apps, cfg.Concurrent); err != nil {
+	if res.ConcPerSecond, res.ConcElapsed, err = concurrent(ctx, apps, cfg.Concurrent, cfg.Starters); err != nil {
 		return res, err
 	}
-	res.ConcN = cfg.Concurrent
+	res.ConcN, res.ConcStarters = cfg.Concurrent, cfg.Starters
 	if cfg.Retained > 0 {
 		r, err := measureRetained(ctx, cfg, app)
 		if err != nil {
@@ -162,16 +173,22 @@ func overlay(base func(string) string, extra map[string]string) func(string) str
 	}
 }
 
-// concurrent starts n runs at once, spread over apps, and waits for all
-// of them: first start → last completion.
-func concurrent(ctx context.Context, apps []*voltro.App, n int) (perSecond float64, elapsed time.Duration, err error) {
+// DefaultStarters and OnePerRun are values of WorkflowsConfig.Starters.
+const (
+	DefaultStarters = 16
+	OnePerRun       = -1
+)
+
+// concurrent starts n runs from starters goroutines, spread over apps, and
+// waits for all of them: first start → last completion.
+func concurrent(ctx context.Context, apps []*voltro.App, n, starters int) (perSecond float64, elapsed time.Duration, err error) {
 	start := time.Now()
 	handles := make([]*voltro.Handle[int], n)
 	var wg sync.WaitGroup
 	var firstErr error
 	var once sync.Once
 	var next atomic.Int64
-	for w := 0; w < 16; w++ {
+	for w := 0; w < starters; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -225,13 +242,13 @@ func (r WorkflowsResult) Print(w io.Writer) {
 	}
 	commit := time.Duration(float64(time.Second) / r.Commit1)
 	fmt.Fprintf(w, "  (a) sequential, %d runs start → result: p50 %s, p99 %s  (p50 = %.1f single-row commits)\n", r.SeqN, r.SeqP50.Round(time.Microsecond), r.SeqP99.Round(time.Microsecond), float64(r.SeqP50)/float64(commit))
-	fmt.Fprintf(w, "  (b) %d started at once, first start → last completion: %s = %.0f workflows/s  (%.2f workflows per 8-connection commit)\n", r.ConcN, r.ConcElapsed.Round(time.Millisecond), r.ConcPerSecond, r.ConcPerSecond/r.Commit8)
+	fmt.Fprintf(w, "  (b) %d started from %s, first start → last completion: %s = %.0f workflows/s  (%.2f workflows per 8-connection commit)\n", r.ConcN, starters(r.ConcStarters, r.ConcN), r.ConcElapsed.Round(time.Millisecond), r.ConcPerSecond, r.ConcPerSecond/r.Commit8)
 	if x := r.Retained; x != nil {
 		seeded := "already there"
 		if x.Seeded > 0 {
 			seeded = fmt.Sprintf("%d seeded in %s", x.Seeded, x.SeedTime.Round(time.Second))
 		}
-		fmt.Fprintf(w, "  (b') %d started at once on %s, keeping %d finished runs (%s), alternating with the fresh database:\n", r.ConcN, x.RetainedDB, x.N, seeded)
+		fmt.Fprintf(w, "  (b') %d started from %s on %s, keeping %d finished runs (%s), alternating with the fresh database:\n", r.ConcN, starters(r.ConcStarters, r.ConcN), x.RetainedDB, x.N, seeded)
 		for i := range x.Fresh {
 			fmt.Fprintf(w, "       pair %d: fresh %.0f/s (%.2f × 8-conn commit), retained %.0f/s (%.2f ×)\n", i+1, x.Fresh[i], x.Fresh[i]/r.Commit8, x.Retained[i], x.Retained[i]/r.Commit8)
 		}
@@ -248,4 +265,12 @@ func (r WorkflowsResult) Print(w io.Writer) {
 		fmt.Fprintf(w, "  (c) SIGKILL mid-step → completed on a live instance: %s  (%s)\n", r.Failover.Round(time.Millisecond), r.FailoverNote)
 		fmt.Fprintf(w, "  (d) SIGKILL, then a fresh process → completed: %s  (%s)\n", r.Restart.Round(time.Millisecond), r.RestartNote)
 	}
+}
+
+// starters names how (b)'s runs were started.
+func starters(n, runs int) string {
+	if n >= runs {
+		return "a goroutine each (all at once)"
+	}
+	return fmt.Sprintf("%d goroutines", n)
 }

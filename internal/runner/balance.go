@@ -229,7 +229,8 @@ func (r *Runner) assign() {
 		addrs = append(addrs, x.Address)
 	}
 	r.assigned = sharding.Assign(r.all, addrs)
-	r.publishView()
+	assigned := r.assigned
+	r.assignedView.Store(&assigned)
 	for s := range r.unacquiredSince {
 		if r.assigned[s] != r.opts.Address {
 			delete(r.unacquiredSince, s)
@@ -276,7 +277,7 @@ func (r *Runner) acquireMany(ctx context.Context, shards []string, states map[st
 func (r *Runner) acquired(shard string, epoch int64, started time.Time) {
 	delete(r.unacquiredSince, shard)
 	r.held[shard] = epoch
-	r.publishView()
+	r.heldView.Store(shard, struct{}{})
 	r.moves++
 	if r.opts.Mode == store.LockRow {
 		r.validUntil[shard] = started.Add(r.opts.LeaseTTL - r.opts.LeaseTTL/10)
@@ -337,13 +338,13 @@ func (r *Runner) release(ctx context.Context, shards []string, epochs map[string
 			continue
 		}
 		delete(r.held, sh)
+		r.heldView.Delete(sh)
 		delete(r.validUntil, sh)
 		r.moves++
 		held[sh] = e
 		r.log.Debug("workflow runner: shard handed over", "shard", sh, "epoch", e)
 		r.moveLog.add(&r.moveLog.handed, r.assigned[sh])
 	}
-	r.publishView()
 	if r.locker == nil || len(held) == 0 {
 		return
 	}

@@ -100,7 +100,9 @@ type Runner struct {
 	// of the last pass, and when the current pass began (0 between passes).
 	snapshot atomic.Pointer[Status]
 	listed   atomic.Pointer[map[string]bool] // the addresses of the last listing
-	view     atomic.Pointer[ownerView]       // what Owner answers from (publishView)
+	// What Owner answers from, kept beside held and assigned under mu.
+	heldView     sync.Map                          // shard -> struct{}: held's keys
+	assignedView atomic.Pointer[map[string]string] // assigned, which is replaced, never changed
 
 	passSince atomic.Int64
 }
@@ -182,30 +184,13 @@ func (r *Runner) Listed(addr string) bool {
 // across its database calls, which a slow or hanging node can keep waiting
 // for up to a lease, and every start, send and wake-up here asks Owner.
 func (r *Runner) Owner(shard string) string {
-	v := r.view.Load()
-	if v == nil {
-		return ""
-	}
-	if _, ok := v.held[shard]; ok {
+	if _, ok := r.heldView.Load(shard); ok {
 		return r.opts.Address
 	}
-	return v.assigned[shard]
-}
-
-// ownerView is a snapshot of the held shards and the last assignment.
-type ownerView struct {
-	held     map[string]struct{}
-	assigned map[string]string // shared with r.assigned, which is replaced, never changed
-}
-
-// publishView publishes held and assigned for Owner; call it (r.mu held)
-// after changing either.
-func (r *Runner) publishView() {
-	held := make(map[string]struct{}, len(r.held))
-	for s := range r.held {
-		held[s] = struct{}{}
+	if a := r.assignedView.Load(); a != nil {
+		return (*a)[shard]
 	}
-	r.view.Store(&ownerView{held: held, assigned: r.assigned})
+	return ""
 }
 
 // Run registers the runner and keeps it in the cluster until ctx ends, then
@@ -437,7 +422,7 @@ func (r *Runner) lose(shard, reason string) {
 		return
 	}
 	delete(r.held, shard)
-	r.publishView()
+	r.heldView.Delete(shard)
 	delete(r.validUntil, shard)
 	r.moves++
 	r.log.Debug("workflow runner: shard lost", "shard", shard, "epoch", epoch, "reason", reason)

@@ -58,7 +58,7 @@ func (r *Runner) Leave(ctx context.Context) {
 		r.locker = nil
 	}
 	r.held = map[string]int64{}
-	r.publishView()
+	r.heldView.Clear()
 	r.log.Info("workflow runner: left the cluster", "released_shards", len(held))
 }
 

@@ -78,6 +78,12 @@ func runBenchWorkflows(ctx context.Context, args []string, env func(string) stri
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if *starters < 0 {
+		return badArg("--starters %d: use 0 (a goroutine per run) or a count of goroutines", *starters)
+	}
+	if *starters == 0 {
+		*starters = bench.OnePerRun
+	}
 	url := *db
 	if url == "" {
 		url = env("DB_URL")
@@ -88,12 +94,6 @@ func runBenchWorkflows(ctx context.Context, args []string, env func(string) stri
 	exe, err := os.Executable()
 	if err != nil {
 		return err
-	}
-	if *starters < 0 {
-		return badArg("--starters %d: use 0 (a goroutine per run) or a count of goroutines", *starters)
-	}
-	if *starters == 0 {
-		*starters = bench.OnePerRun
 	}
 	fmt.Fprintln(stderr, "measuring the database commit rate, then sequential and concurrent workflows, then failover…")
 	res, err := bench.Workflows(ctx, bench.WorkflowsConfig{DBURL: url, Env: env, Sequential: *seq, Concurrent: *conc, Starters: *starters, Failover: *failover, Executable: exe,

@@ -25,8 +25,9 @@ type WorkflowsConfig struct {
 	Sequential int // default 200
 	Concurrent int // default 2000
 	// Starters is how many goroutines start (b)'s runs, each one run after
-	// another: default DefaultStarters (a web tier's concurrent requests),
-	// OnePerRun for a goroutine per run (every run started at once).
+	// another: 0 for DefaultStarters (a web tier's concurrent requests);
+	// OnePerRun (any negative value), or more than Concurrent, for a
+	// goroutine per run (every run started at once).
 	Starters int
 	// Failover runs the SIGKILL failover and restart-recovery phases with
 	// worker processes started from Executable (the voltro binary).
@@ -182,6 +183,9 @@ const (
 // concurrent starts n runs from starters goroutines, spread over apps, and
 // waits for all of them: first start → last completion.
 func concurrent(ctx context.Context, apps []*voltro.App, n, starters int) (perSecond float64, elapsed time.Duration, err error) {
+	if starters <= 0 || starters > n {
+		starters = n
+	}
 	start := time.Now()
 	handles := make([]*voltro.Handle[int], n)
 	var wg sync.WaitGroup
@@ -269,8 +273,11 @@ func (r WorkflowsResult) Print(w io.Writer) {
 
 // starters names how (b)'s runs were started.
 func starters(n, runs int) string {
-	if n >= runs {
+	switch {
+	case n >= runs:
 		return "a goroutine each (all at once)"
+	case n == 1:
+		return "1 goroutine"
 	}
 	return fmt.Sprintf("%d goroutines", n)
 }

@@ -21,12 +21,16 @@ import (
 // Context is handed to workflow code. It is not a context.Context: use
 // Context() for one, and do I/O only inside steps.
 type Context struct {
-	ctx      context.Context
-	w        *Engine
-	exec     store.Execution
-	fence    store.Fence
-	journal  map[int]store.JournalEntry
-	seq      int
+	ctx     context.Context
+	w       *Engine
+	exec    store.Execution
+	fence   store.Fence
+	journal map[int]store.JournalEntry
+	seq     int
+	// reached counts the operations the run got to before this replay: up
+	// to its last journal entry, or to the one it was suspended on, which
+	// has no entry until its wait ends (0: none).
+	reached  int
 	cancel   bool
 	log      *slog.Logger
 	children bool // this replay started or awaited a child

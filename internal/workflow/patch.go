@@ -11,10 +11,11 @@ import (
 // Patched reports whether the run takes the new branch of change id at
 // this point. A run whose journal already records another operation here
 // (it passed this point under code without the patch) takes the old branch
-// (false) and nothing is consumed. A run with a marker for id here takes
-// the new one (true). A run that reaches this point for the first time
-// records a marker and takes the new branch: new runs, and in-flight runs
-// that had not got this far yet.
+// (false) and nothing is consumed; so does a run that was suspended here
+// (on a signal, a child), whose wait is journaled only when it ends. A run
+// with a marker for id here takes the new one (true). A run that reaches
+// this point for the first time records a marker and takes the new branch:
+// new runs, and in-flight runs that had not got this far yet.
 func (c *Context) Patched(id string) bool {
 	if c.unwound != nil {
 		panic(c.unwound)
@@ -24,6 +25,9 @@ func (c *Context) Patched(id string) bool {
 			c.seq++
 			return true
 		}
+		return false
+	}
+	if c.seq < c.reached {
 		return false
 	}
 	seq, _ := c.next(store.JournalPatch, id)

@@ -81,6 +81,10 @@ func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message
 		}
 		for _, e := range journal {
 			c.journal[e.Seq] = e
+			c.reached = max(c.reached, e.Seq+1)
+		}
+		if wt, ok := ParseWaiting(x.WaitingOn); ok {
+			c.reached = max(c.reached, wt.Seq+1)
 		}
 		if x.Status == store.ExecSuspended || len(journal) > 0 {
 			w.introEvent(x.ID, "resumed", fmt.Sprintf("%s on %s, %d journaled operation(s)", m.Tag, fence.Owner, len(journal)))

@@ -83,7 +83,7 @@ func TestIdleNoPageNoQueries(t *testing.T) {
 	}
 	t.Logf("with the dashboard and no page open: %.3f statements/s", rate)
 	if rate >= 0.1 {
-		t.Fatalf("the dashboard with no page open: %.3f statements/s, want < 0.1", rate)
+		t.Fatalf("the dashboard with no page open: %.3f statements/s, want < 0.1; connected to the database:%s", rate, testdb.PostgresActivity(t, url))
 	}
 }
 

@@ -7,7 +7,9 @@ package voltro_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,6 +87,64 @@ func TestPatchWhereOldRunsWait(t *testing.T) {
 			})
 			if got != "old branch" {
 				t.Fatalf("a run waiting on a %s where v2 placed its patch took the %s on v2, want the old branch: it got there under v1", kind, got)
+			}
+		})
+	}
+}
+
+// renamedWait is one deploy of "ver.renamed": a step, then a wait for the
+// signal "ship" (v1), or (changes made without Patched) for "dispatch"
+// ("renamed") or none ("removed").
+func renamedWait(version string) *voltro.Workflow[int, string] {
+	return voltro.NewWorkflow("ver.renamed", func(wc *voltro.WorkflowContext, n int) (string, error) {
+		if _, err := voltro.Step(wc, "reserve", func(context.Context) (int, error) { return n, nil }); err != nil {
+			return "", err
+		}
+		signal := "ship"
+		switch version {
+		case "removed":
+			return version, nil
+		case "renamed":
+			signal = "dispatch"
+		}
+		_, err := voltro.AwaitSignal[bool](wc, signal, 0)
+		return version, err
+	})
+}
+
+// The determinism guard covers the wait a run is suspended on, which the
+// journal does not hold yet: code deployed since that waits on something
+// else there fails the run as diverged instead of leaving it waiting, for
+// ever, on what the old code never sent it.
+func TestChangedWaitIsADivergence(t *testing.T) {
+	for _, c := range []struct{ change, asked string }{
+		{"renamed", `the code asked for signal "dispatch"`},
+		{"removed", "the code asked for the end of the workflow"},
+	} {
+		t.Run(c.change, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			url := "sqlite:" + filepath.Join(t.TempDir(), "ver.db")
+			v1 := txApp(t, url, "50ms", renamedWait("v1"))
+			h, err := renamedWait("any").Start(ctx, v1, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitSuspended(t, v1, h.ID)
+			_ = v1.Close(ctx)
+
+			v2 := txApp(t, url, "50ms", renamedWait(c.change))
+			if _, err := v2.SignalWorkflow(ctx, h.ID, "ship", true); err != nil {
+				t.Fatal(err)
+			}
+			var st voltro.WorkflowStatus
+			testwait.For(t, 30*time.Second, h.ID+" to end on v2", func() bool {
+				st, err = v2.WorkflowStatusOf(ctx, h.ID)
+				return err == nil && st.Status.Terminal()
+			})
+			_, err = voltro.GetHandle[string](v2, h.ID).Result(ctx)
+			if !errors.Is(err, voltro.ErrNonDeterminism) || !strings.Contains(err.Error(), `suspended on signal "ship"`) || !strings.Contains(err.Error(), c.asked) {
+				t.Fatalf("a run suspended on signal ship, replayed by code with the wait %s: %s, %v; want ErrNonDeterminism naming the wait and %q", c.change, st.Status, err, c.asked)
 			}
 		})
 	}

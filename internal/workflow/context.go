@@ -30,7 +30,11 @@ type Context struct {
 	// reached counts the operations the run got to before this replay: up
 	// to its last journal entry, or to the one it was suspended on, which
 	// has no entry until its wait ends (0: none).
-	reached  int
+	reached int
+	// waited is what the run was suspended on when this replay began (its
+	// row's WaitingOn), nil for none: the determinism guard for the one
+	// operation the journal does not hold yet.
+	waited   *Waiting
 	cancel   bool
 	log      *slog.Logger
 	children bool // this replay started or awaited a child
@@ -114,6 +118,9 @@ func (c *Context) next(kind store.JournalKind, name string) (int, *store.Journal
 	}
 	e, ok := c.journal[seq]
 	if !ok {
+		if w := c.waited; w != nil && w.Seq == seq && !w.is(kind, name) {
+			panic(c.unwind(divergence{seq: seq, want: w.String(), got: fmt.Sprintf("%s %q", kind, name), waited: true}))
+		}
 		if c.replayOnly {
 			panic(c.unwind(replayEnd{}))
 		}
@@ -131,10 +138,15 @@ func (c *Context) next(kind store.JournalKind, name string) (int, *store.Journal
 type divergence struct {
 	seq       int
 	want, got string
+	waited    bool // want is what the run was suspended on, not a journal entry
 }
 
 func (d divergence) err(id string) error {
-	return errs.New(errs.CodeNonDeterminism, "workflow %s diverged from its journal at operation %d: the journal recorded %s, the code asked for %s (a deployed change altered the order of steps of a running workflow)", id, d.seq, d.want, d.got)
+	had := "the journal recorded " + d.want
+	if d.waited {
+		had = "the run was suspended on " + d.want
+	}
+	return errs.New(errs.CodeNonDeterminism, "workflow %s diverged from its journal at operation %d: %s, the code asked for %s (a deployed change altered the order of steps of a running workflow)", id, d.seq, had, d.got)
 }
 
 // RetryPolicy says how a step is retried.

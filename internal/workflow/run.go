@@ -85,6 +85,7 @@ func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message
 		}
 		if wt, ok := ParseWaiting(x.WaitingOn); ok {
 			c.reached = max(c.reached, wt.Seq+1)
+			c.waited = &wt
 		}
 		if x.Status == store.ExecSuspended || len(journal) > 0 {
 			w.introEvent(x.ID, "resumed", fmt.Sprintf("%s on %s, %d journaled operation(s)", m.Tag, fence.Owner, len(journal)))
@@ -152,11 +153,15 @@ func (w *Engine) execute(c *Context, d *definition) (out []byte, oc outcome) {
 		}
 		return nil, outcome{kind: "failed", err: err}
 	}
-	// Journal entries past what this run reached mean the code changed.
+	// Journal entries past what this run reached mean the code changed, as
+	// does a wait it had got to.
 	for seq, e := range c.journal {
 		if seq >= c.seq {
 			return nil, outcome{kind: "failed", err: divergence{seq: seq, want: fmt.Sprintf("%s %q", e.Kind, e.Name), got: "the end of the workflow"}.err(c.exec.ID), diverged: true}
 		}
+	}
+	if w := c.waited; w != nil && w.Seq >= c.seq {
+		return nil, outcome{kind: "failed", err: divergence{seq: w.Seq, want: w.String(), got: "the end of the workflow", waited: true}.err(c.exec.ID), diverged: true}
 	}
 	return out, outcome{kind: "done"}
 }

@@ -31,6 +31,13 @@ func (w Waiting) String() string {
 	return fmt.Sprintf("%s %s (operation %d)", w.Kind, w.Name, w.Seq)
 }
 
+// is reports whether an operation of kind and name (as Context.next gets
+// them) is the one w waits on. A child's name is the workflow's, not the
+// child run's id that w holds, which follows from the sequence number.
+func (w Waiting) is(kind store.JournalKind, name string) bool {
+	return w.Kind == kind && (kind != store.JournalSignal || w.Name == name)
+}
+
 // ParseWaiting reads a run's WaitingOn back; false when it is not one
 // String wrote.
 func ParseWaiting(s string) (Waiting, bool) {

@@ -149,3 +149,37 @@ func TestChangedWaitIsADivergence(t *testing.T) {
 		})
 	}
 }
+
+// abortable returns "aborted" when a cancel is requested before its wait,
+// and waits for "ship" otherwise: the same code before and after.
+var abortable = voltro.NewWorkflow("ver.abortable", func(wc *voltro.WorkflowContext, n int) (string, error) {
+	if _, err := voltro.Step(wc, "reserve", func(context.Context) (int, error) { return n, nil }); err != nil {
+		return "", err
+	}
+	if wc.CancelRequested() {
+		return "aborted", nil
+	}
+	_, err := voltro.AwaitSignal[bool](wc, "ship", 0)
+	return "shipped", err
+})
+
+// Cancelling a suspended run replays it with the cancel requested: code
+// that ends there, before the operation it was suspended on, has not
+// diverged.
+func TestCancelledWaitIsNotADivergence(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	app := txApp(t, "sqlite:"+filepath.Join(t.TempDir(), "ver.db"), "50ms", abortable)
+	h, err := abortable.Start(ctx, app, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSuspended(t, app, h.ID)
+	if err := app.CancelWorkflow(ctx, h.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.Result(ctx)
+	if err != nil || got != "aborted" {
+		t.Fatalf("a run cancelled while suspended, its code returning on CancelRequested: %q, %v; want aborted", got, err)
+	}
+}

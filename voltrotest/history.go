@@ -146,15 +146,16 @@ func ReadHistories(dir string) ([]History, error) {
 // recorded, and the first operation past the journal ends the replay
 // where the run would go on. It returns nil when the code agrees with h;
 // an error matching voltro.ErrNonDeterminism when it asks for another
-// operation, name or order at a recorded position, or ends before the
-// journal does; voltro.ErrHandlerPanic when it panics; and
+// operation, name or order at a recorded position, waits on something else
+// where the run waits (h.WaitingOn), or ends before the journal or the
+// wait; voltro.ErrHandlerPanic when it panics; and
 // voltro.ErrUnregistered when h's workflow is not registered.
 func (e *Env) CheckHistory(h History) error {
 	journal := make([]store.JournalEntry, 0, len(h.Journal))
 	for _, op := range h.Journal {
 		journal = append(journal, store.JournalEntry{ExecutionID: h.ID, Seq: op.Seq, Kind: store.JournalKind(op.Kind), Name: op.Name, Result: op.Result, Error: op.Error})
 	}
-	return e.workflows().Replay(context.Background(), h.ID, h.Workflow, h.Input, journal)
+	return e.workflows().Replay(context.Background(), h.ID, h.Workflow, h.Input, journal, h.WaitingOn)
 }
 
 // Replay checks every history recorded in dir (SaveHistories) against the

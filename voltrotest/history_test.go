@@ -48,7 +48,11 @@ func changedOrder(edit string) *voltro.Workflow[Order, Receipt] {
 			return r, err
 		}
 		r.Charge = charge
-		if _, err := voltro.AwaitSignal[string](wc, "shipped", 3*24*time.Hour); err != nil {
+		shipped := "shipped"
+		if edit == "rename-signal" {
+			shipped = "dispatched"
+		}
+		if _, err := voltro.AwaitSignal[string](wc, shipped, 3*24*time.Hour); err != nil {
 			r.Outcome, err = voltro.Step(wc, "refund", func(context.Context) (string, error) { return "refunded", nil })
 			return r, err
 		}
@@ -65,7 +69,9 @@ func changedOrder(edit string) *voltro.Workflow[Order, Receipt] {
 
 // A deploy that renames, inserts or drops an operation fails the replay of
 // the runs it would break, with the divergence error; one that changes a
-// step's body or adds operations past where every run got does not.
+// step's body or adds operations past where every run got does not. A
+// renamed signal breaks the run suspended on it too, though its journal
+// holds nothing there yet (its waitingOn says what it waits on).
 func TestReplayCatchesBreakingChanges(t *testing.T) {
 	t.Parallel()
 	hs, err := voltrotest.ReadHistories(histories)
@@ -76,7 +82,7 @@ func TestReplayCatchesBreakingChanges(t *testing.T) {
 		edit     string
 		breaking int // order histories it breaks
 	}{
-		{"rename", 3}, {"insert", 3}, {"drop-sleep", 1}, {"body", 0}, {"append", 0},
+		{"rename", 3}, {"insert", 3}, {"drop-sleep", 1}, {"body", 0}, {"append", 0}, {"rename-signal", 3},
 	} {
 		t.Run(c.edit, func(t *testing.T) {
 			t.Parallel()

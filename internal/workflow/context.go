@@ -27,9 +27,9 @@ type Context struct {
 	fence   store.Fence
 	journal map[int]store.JournalEntry
 	seq     int
-	// reached counts the operations the run got to before this replay: up
-	// to its last journal entry, or to the one it was suspended on, which
-	// has no entry until its wait ends (0: none).
+	// reached counts the operations the run got to before this replay:
+	// its journal's entries from the first on, or up to the one it was
+	// suspended on, which has no entry until its wait ends (0: none).
 	reached int
 	// waited is what the run was suspended on when this replay began (its
 	// row's WaitingOn), nil for none: the determinism guard for the one
@@ -118,14 +118,14 @@ func (c *Context) next(kind store.JournalKind, name string) (int, *store.Journal
 	}
 	e, ok := c.journal[seq]
 	if !ok {
+		if c.cancel {
+			panic(c.unwind(cancelled{}))
+		}
 		if w := c.waited; w != nil && w.Seq == seq && !w.is(kind, name) {
 			panic(c.unwind(divergence{seq: seq, want: w.String(), got: fmt.Sprintf("%s %q", kind, name), waited: true}))
 		}
 		if c.replayOnly {
 			panic(c.unwind(replayEnd{}))
-		}
-		if c.cancel {
-			panic(c.unwind(cancelled{}))
 		}
 		return seq, nil
 	}

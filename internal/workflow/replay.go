@@ -17,14 +17,16 @@ import (
 // replayEnd unwinds a replay that reached the end of its recorded journal.
 type replayEnd struct{}
 
-// Replay runs workflow name's code on input against journal. It returns an
-// error matching errs.ErrNonDeterminism when the code no longer agrees with
-// the journal (another operation, name or order at a recorded sequence
-// number, or an end before the journal's), one matching errs.ErrHandlerPanic
+// Replay runs workflow name's code on input against journal and, for a
+// suspended run, its waitingOn (the row's WaitingOn; "" for none). It
+// returns an error matching errs.ErrNonDeterminism when the code no longer
+// agrees with them (another operation, name or order at a recorded
+// sequence number, another wait where the run waits, or an end before the
+// journal's or the wait), one matching errs.ErrHandlerPanic
 // when the code panicked, errs.ErrUnregistered when name is not registered
 // here, and nil otherwise (a workflow that returns an error agrees with its
 // journal as well as one that returns a result).
-func (w *Engine) Replay(ctx context.Context, id, name string, input []byte, journal []store.JournalEntry) error {
+func (w *Engine) Replay(ctx context.Context, id, name string, input []byte, journal []store.JournalEntry, waitingOn string) error {
 	w.mu.Lock()
 	d := w.defs[name]
 	w.mu.Unlock()
@@ -39,6 +41,7 @@ func (w *Engine) Replay(ctx context.Context, id, name string, input []byte, jour
 	for _, e := range journal {
 		c.journal[e.Seq] = e
 	}
+	c.resumeAt(waitingOn)
 	if _, oc := w.execute(c, d); oc.diverged || oc.panicked {
 		return oc.err
 	}

@@ -81,12 +81,8 @@ func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message
 		}
 		for _, e := range journal {
 			c.journal[e.Seq] = e
-			c.reached = max(c.reached, e.Seq+1)
 		}
-		if wt, ok := ParseWaiting(x.WaitingOn); ok {
-			c.reached = max(c.reached, wt.Seq+1)
-			c.waited = &wt
-		}
+		c.resumeAt(x.WaitingOn)
 		if x.Status == store.ExecSuspended || len(journal) > 0 {
 			w.introEvent(x.ID, "resumed", fmt.Sprintf("%s on %s, %d journaled operation(s)", m.Tag, fence.Owner, len(journal)))
 			c.log.Debug("workflow resumed", "tag", m.Tag, "runner", fence.Owner, "journaled", len(journal))
@@ -160,7 +156,7 @@ func (w *Engine) execute(c *Context, d *definition) (out []byte, oc outcome) {
 			return nil, outcome{kind: "failed", err: divergence{seq: seq, want: fmt.Sprintf("%s %q", e.Kind, e.Name), got: "the end of the workflow"}.err(c.exec.ID), diverged: true}
 		}
 	}
-	if w := c.waited; w != nil && w.Seq >= c.seq {
+	if w := c.waited; w != nil && w.Seq >= c.seq && !c.cancel {
 		return nil, outcome{kind: "failed", err: divergence{seq: w.Seq, want: w.String(), got: "the end of the workflow", waited: true}.err(c.exec.ID), diverged: true}
 	}
 	return out, outcome{kind: "done"}

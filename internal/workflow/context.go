@@ -104,6 +104,24 @@ func (c *Context) Logger() *slog.Logger { return c.log }
 // operation that is not yet journaled ends it with ErrCancelled.
 func (c *Context) CancelRequested() bool { return c.cancel }
 
+// resumeAt sets how far the run got before this replay (reached), from
+// its journal, loaded already, and waitingOn, its row's wait: the journal's
+// entries from the first on without a gap (an entry past a gap, a timer
+// that fired after a retry cut the journal, says nothing of the ones
+// before it), or up to the operation it waits on.
+func (c *Context) resumeAt(waitingOn string) {
+	for {
+		if _, ok := c.journal[c.reached]; !ok {
+			break
+		}
+		c.reached++
+	}
+	if wt, ok := ParseWaiting(waitingOn); ok {
+		c.reached = max(c.reached, wt.Seq+1)
+		c.waited = &wt
+	}
+}
+
 // next takes the next sequence number and returns its journal entry, after
 // checking the journal agrees with the code (the determinism guard).
 func (c *Context) next(kind store.JournalKind, name string) (int, *store.JournalEntry) {

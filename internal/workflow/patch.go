@@ -46,21 +46,3 @@ func (c *Context) DeprecatePatch(id string) {
 		c.seq++
 	}
 }
-
-// resumeAt sets how far the run got before this replay (reached), from
-// its journal, loaded already, and waitingOn, its row's wait: the journal's
-// entries from the first on without a gap (an entry past a gap, a timer
-// that fired after a retry cut the journal, says nothing of the ones
-// before it), or up to the operation it waits on.
-func (c *Context) resumeAt(waitingOn string) {
-	for {
-		if _, ok := c.journal[c.reached]; !ok {
-			break
-		}
-		c.reached++
-	}
-	if wt, ok := ParseWaiting(waitingOn); ok {
-		c.reached = max(c.reached, wt.Seq+1)
-		c.waited = &wt
-	}
-}

@@ -271,5 +271,17 @@ func (s subLocks) ReleaseExclusive(ctx context.Context, table string) error {
 	return err
 }
 
-func (s subLocks) IsClosed() bool                  { return s.c.IsClosed() }
-func (s subLocks) Close(ctx context.Context) error { return s.c.Close(ctx) }
+func (s subLocks) IsClosed() bool { return s.c.IsClosed() }
+
+// Close releases the session's locks, then ends it. The server releases
+// them by itself only when the session's backend exits, after the
+// connection is gone: another instance asking right after Close could
+// still find them held. A session already lost leaves them to that exit.
+func (s subLocks) Close(ctx context.Context) error {
+	if !s.c.IsClosed() {
+		uctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, _ = s.c.Exec(uctx, `SELECT pg_advisory_unlock_all()`)
+		cancel()
+	}
+	return s.c.Close(ctx)
+}

@@ -47,6 +47,7 @@ type Engine struct {
 	ws     store.WorkflowStore
 	wr     *runWriter // group commit of the runner's journal and state writes
 	starts *starter   // group commit of starts, where the store batches them
+	reads  *runReader // Result's reads of run rows, shared
 	intro  *recorder
 	log    *slog.Logger
 	tel    *observe.Telemetry // spans and instruments of the instance
@@ -75,7 +76,7 @@ func New(e *engine.Engine) (*Engine, error) {
 		return nil, errs.New(errs.CodeUnavailable, "the %s store does not keep workflows", e.Store().Dialect())
 	}
 	in, _ := e.Store().(store.WorkflowIntrospection)
-	w := &Engine{e: e, ws: ws, wr: newRunWriter(ws), starts: newStarter(ws), log: e.Logger(), tel: e.Telemetry(), clk: e.Clock(), defs: map[string]*definition{}, waiters: map[string][]chan store.Execution{}}
+	w := &Engine{e: e, ws: ws, wr: newRunWriter(ws), starts: newStarter(ws), reads: newRunReader(ws.GetExecutions), log: e.Logger(), tel: e.Telemetry(), clk: e.Clock(), defs: map[string]*definition{}, waiters: map[string][]chan store.Execution{}}
 	e.HandleStarts(w.onRoutedStart, w.onRunEnded)
 	w.intro = newRecorder(in, e.Config().ReplicaID, e.Logger())
 	w.intro.runner = e.Address()
@@ -435,7 +436,10 @@ func (w *Engine) result(ctx context.Context, id string, mustExist bool) (store.E
 		outage := false
 		if read {
 			var err error
-			x, err = w.ws.GetExecution(ctx, id)
+			x, err = w.reads.read(ctx, id)
+			if err != nil && ctx.Err() != nil {
+				return x, errs.Wrap(errs.CodeDeadline, ctx.Err(), "waiting for workflow "+id)
+			}
 			outage = errors.Is(err, errs.ErrUnavailable)
 			if err != nil && !outage && (mustExist || !errors.Is(err, errs.ErrNotFound)) {
 				return x, err

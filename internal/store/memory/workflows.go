@@ -83,6 +83,20 @@ func (s *Store) GetExecution(_ context.Context, id string) (store.Execution, err
 	return copyExec(x), nil
 }
 
+func (s *Store) GetExecutions(_ context.Context, ids []string) ([]store.Execution, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]store.Execution, 0, len(ids))
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if x := s.wf().execs[id]; x != nil && !seen[id] {
+			seen[id] = true
+			out = append(out, copyExec(x))
+		}
+	}
+	return out, nil
+}
+
 func (s *Store) GetStartContext(_ context.Context, id string) (store.StartContext, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

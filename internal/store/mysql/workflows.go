@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,6 +161,34 @@ func (s *Store) GetExecution(ctx context.Context, id string) (store.Execution, e
 		return store.Execution{}, wrapErr("get workflow execution", err)
 	}
 	return x, nil
+}
+
+// getManyChunk bounds the ids of one GetExecutions statement.
+const getManyChunk = 500
+
+func (s *Store) GetExecutions(ctx context.Context, ids []string) ([]store.Execution, error) {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids))) // once each, though in two chunks
+	out := make([]store.Execution, 0, len(ids))
+	for chunk := range slices.Chunk(ids, getManyChunk) {
+		rows, err := s.db.QueryContext(ctx, "SELECT "+execCols+" FROM voltro_workflow_executions WHERE id IN ("+placeholders(len(chunk))+")", anys(chunk)...)
+		if err != nil {
+			return nil, wrapErr("get workflow executions", err)
+		}
+		for rows.Next() {
+			x, err := scanExec(rows)
+			if err != nil {
+				rows.Close()
+				return nil, wrapErr("get workflow executions", err)
+			}
+			out = append(out, x)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, wrapErr("get workflow executions", err)
+		}
+	}
+	return out, nil
 }
 
 func (s *Store) GetStartContext(ctx context.Context, id string) (store.StartContext, error) {

@@ -305,6 +305,18 @@ func (s *Store) GetExecution(ctx context.Context, id string) (store.Execution, e
 	return x, nil
 }
 
+func (s *Store) GetExecutions(ctx context.Context, ids []string) ([]store.Execution, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+execCols+` FROM voltro_workflow_executions e WHERE e.id = ANY($1::text[])`, ids)
+	if err != nil {
+		return nil, wrapErr("get executions", err)
+	}
+	out, err := pgx.CollectRows(rows, scanExecution)
+	if err != nil {
+		return nil, wrapErr("get executions", err)
+	}
+	return out, nil
+}
+
 func (s *Store) GetStartContext(ctx context.Context, id string) (store.StartContext, error) {
 	sc := store.StartContext{ExecutionID: id}
 	err := s.pool.QueryRow(ctx, `SELECT subject, trace, source, "parentId", "parentClose"

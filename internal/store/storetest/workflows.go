@@ -32,6 +32,7 @@ func RunWorkflows(t *testing.T, factory Factory) {
 	}
 	t.Run("StartIdempotent", func(t *testing.T) { d, w, _, _ := get(t); testStartExecution(t, d, w) })
 	t.Run("StartBatch", func(t *testing.T) { d, w, _, _ := get(t); testStartBatch(t, d, w) })
+	t.Run("GetMany", func(t *testing.T) { _, w, _, _ := get(t); testGetExecutions(t, w) })
 	t.Run("JournalFenced", func(t *testing.T) { d, w, _, _ := get(t); testJournal(t, d, w) })
 	t.Run("WriteRuns", func(t *testing.T) { d, w, _, _ := get(t); testWriteRuns(t, d, w) })
 	t.Run("UpdateAndList", func(t *testing.T) { d, w, _, c := get(t); testUpdateExecution(t, d, w, c) })
@@ -84,6 +85,44 @@ func testStartExecution(t *testing.T, d store.Driver, w store.WorkflowStore) {
 	check(t, err)
 	if res.ClaimedEpoch != e {
 		t.Fatalf("start by the owner must come back claimed: %+v", res)
+	}
+}
+
+// testGetExecutions: GetExecutions returns the stored rows of the ids
+// that exist, each once, whatever the ids' number, order or repeats.
+func testGetExecutions(t *testing.T, w store.WorkflowStore) {
+	ctx := ctxT(t)
+	if got := must(w.GetExecutions(ctx, nil))(t); len(got) != 0 {
+		t.Fatalf("no ids: %+v", got)
+	}
+	want := map[string]store.Execution{}
+	for _, id := range []string{"m1", "m2", "m3"} {
+		_, _, _, err := w.StartExecution(ctx, newExec(id), store.StartContext{}, startMsg(id), nil)
+		check(t, err)
+		want[id] = must(w.GetExecution(ctx, id))(t)
+	}
+	// m3 is left out; the ids are many (more than one statement's worth
+	// where a store cuts them), repeated and out of order
+	ids := make([]string, 1200)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("none-%d", i)
+	}
+	ids[0], ids[700], ids[1199], ids[5] = "m2", "m1", "m2", "m1"
+	got := must(w.GetExecutions(ctx, ids))(t)
+	if len(got) != 2 {
+		t.Fatalf("want m1 and m2 once each, got %d runs: %+v", len(got), got)
+	}
+	seen := map[string]bool{}
+	for _, x := range got {
+		exp, ok := want[x.ID]
+		if !ok || x.ID == "m3" || seen[x.ID] {
+			t.Fatalf("unexpected run %q in %+v", x.ID, got)
+		}
+		seen[x.ID] = true
+		if x.Name != exp.Name || x.Shard != exp.Shard || x.Key != exp.Key || x.Status != exp.Status || string(x.Input) != string(exp.Input) ||
+			x.ParentClose != exp.ParentClose || !x.CreatedAt.Equal(exp.CreatedAt) || !x.UpdatedAt.Equal(exp.UpdatedAt) {
+			t.Fatalf("GetExecutions row differs from GetExecution's:\n%+v\n%+v", x, exp)
+		}
 	}
 }
 

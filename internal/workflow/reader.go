@@ -1,0 +1,139 @@
+package workflow
+
+// Shared reads of run rows for Result. Every caller waiting on a run's end
+// reads its row now and then: as a safety net where the end is handed over
+// (a run executing here, or routed to its holder, which pushes it), as the
+// only way where the run executes elsewhere. With thousands of runs awaited
+// at once, one statement per read was most of what the database ran (see
+// docs/galera.md, Throughput). A read asked for while fewer than
+// readers are in flight goes out at once, with whatever else is queued;
+// reads asked for meanwhile share the next one, a single statement for up
+// to maxRead runs. Each caller keeps its own schedule and its own context.
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/store"
+)
+
+const (
+	// readers is how many shared reads may be in flight at once.
+	readers = 2
+	// maxRead bounds the runs of one shared read.
+	maxRead = 1000
+	// readTimeout bounds one shared read; a database that does not answer
+	// within it is an outage to the callers (errs.ErrUnavailable), which
+	// Result rides out with its backoff.
+	readTimeout = 10 * time.Second
+)
+
+type runRead struct {
+	x   store.Execution
+	err error
+}
+
+// runReader coalesces the reads of runs by id (store.WorkflowStore's
+// GetExecutions).
+type runReader struct {
+	get     func(ctx context.Context, ids []string) ([]store.Execution, error)
+	timeout time.Duration // readTimeout; shorter in tests
+
+	mu       sync.Mutex
+	pending  map[string][]chan runRead // by run id: the callers waiting for it
+	order    []string                  // pending's ids in the order first asked
+	inFlight int
+}
+
+func newRunReader(get func(ctx context.Context, ids []string) ([]store.Execution, error)) *runReader {
+	return &runReader{get: get, timeout: readTimeout, pending: map[string][]chan runRead{}}
+}
+
+// read returns run id's row as GetExecution would (errs.ErrNotFound for
+// none), read together with the other runs asked for at the same time.
+// It gives up when ctx ends; the shared read goes on for the others.
+func (r *runReader) read(ctx context.Context, id string) (store.Execution, error) {
+	if err := ctx.Err(); err != nil {
+		return store.Execution{}, err
+	}
+	ch := make(chan runRead, 1)
+	r.mu.Lock()
+	if _, queued := r.pending[id]; !queued {
+		r.order = append(r.order, id)
+	}
+	r.pending[id] = append(r.pending[id], ch)
+	if r.inFlight < readers {
+		r.inFlight++
+		go r.drain()
+	}
+	r.mu.Unlock()
+	select {
+	case res := <-ch:
+		return res.x, res.err
+	case <-ctx.Done():
+		return store.Execution{}, ctx.Err()
+	}
+}
+
+// drain reads what is pending, in batches, until nothing is; it holds one
+// of the in-flight slots throughout.
+func (r *runReader) drain() {
+	for {
+		r.mu.Lock()
+		n := min(len(r.order), maxRead)
+		if n == 0 {
+			r.inFlight--
+			r.mu.Unlock()
+			return
+		}
+		ids := r.order[:n:n]
+		r.order = r.order[n:]
+		waiting := make([][]chan runRead, n)
+		for i, id := range ids {
+			waiting[i] = r.pending[id]
+			delete(r.pending, id)
+		}
+		r.mu.Unlock()
+		found, err := r.call(ids)
+		for i, id := range ids {
+			res := runRead{err: err}
+			if err == nil {
+				x, ok := found[id]
+				res = runRead{x: x}
+				if !ok {
+					res.err = errs.New(errs.CodeNotFound, "no workflow execution %q", id)
+				}
+			}
+			for _, ch := range waiting[i] {
+				ch <- res // buffered, one result each
+			}
+		}
+	}
+}
+
+// call runs one shared read under r.timeout. A panic in the store
+// becomes every caller's error rather than a crash of the process.
+func (r *runReader) call(ids []string) (found map[string]store.Execution, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			found, err = nil, errs.New(errs.CodeInternal, "reading runs: the store panicked: %v", p)
+		}
+	}()
+	xs, err := r.get(ctx, ids)
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && !errors.Is(err, errs.ErrUnavailable) {
+			err = errs.Wrap(errs.CodeUnavailable, err, "reading runs: the database did not answer within "+r.timeout.String())
+		}
+		return nil, err
+	}
+	found = make(map[string]store.Execution, len(xs))
+	for _, x := range xs {
+		found[x.ID] = x
+	}
+	return found, nil
+}

@@ -159,10 +159,12 @@ type WorkflowStore interface {
 	// existing=true with the stored row. claim works as in Enqueue.
 	StartExecution(ctx context.Context, x Execution, sc StartContext, start *Message, claim *EnqueueClaim) (stored Execution, existing bool, res EnqueueResult, err error)
 	GetExecution(ctx context.Context, id string) (Execution, error)
-	// GetExecutions reads many runs in one round trip: the runs of ids
-	// that exist, in no particular order (an id without a run is left
-	// out, a repeated id counts once). Waiters for many results share it.
-	GetExecutions(ctx context.Context, ids []string) ([]Execution, error)
+	// PollExecutions reads many runs in one round trip, for callers
+	// waiting on their ends: the runs of ids that exist, each once, in no
+	// particular order (an id without a run is left out). A run that has
+	// not finished comes without its Input, which its waiters do not
+	// need and would read again and again.
+	PollExecutions(ctx context.Context, ids []string) ([]Execution, error)
 	GetStartContext(ctx context.Context, id string) (StartContext, error)
 	// ListExecutions returns runs newest first.
 	ListExecutions(ctx context.Context, f ExecutionFilter) ([]Execution, error)

@@ -25,9 +25,10 @@ const (
 	readers = 2
 	// maxRead bounds the runs of one shared read.
 	maxRead = 1000
-	// readTimeout bounds one shared read; a database that does not answer
-	// within it is an outage to the callers (errs.ErrUnavailable), which
-	// Result rides out with its backoff.
+	// readTimeout bounds one shared read, lookups by primary key of rows
+	// without their inputs: a database that does not answer within it is
+	// an outage to the callers (errs.ErrUnavailable), which Result rides
+	// out with its backoff.
 	readTimeout = 10 * time.Second
 )
 
@@ -37,7 +38,7 @@ type runRead struct {
 }
 
 // runReader coalesces the reads of runs by id (store.WorkflowStore's
-// GetExecutions).
+// PollExecutions).
 type runReader struct {
 	get     func(ctx context.Context, ids []string) ([]store.Execution, error)
 	timeout time.Duration // readTimeout; shorter in tests
@@ -52,8 +53,9 @@ func newRunReader(get func(ctx context.Context, ids []string) ([]store.Execution
 	return &runReader{get: get, timeout: readTimeout, pending: map[string][]chan runRead{}}
 }
 
-// read returns run id's row as GetExecution would (errs.ErrNotFound for
-// none), read together with the other runs asked for at the same time.
+// read returns run id's row as PollExecutions has it (without its input
+// while it runs; errs.ErrNotFound for none), read together with the other
+// runs asked for at the same time.
 // It gives up when ctx ends; the shared read goes on for the others.
 func (r *runReader) read(ctx context.Context, id string) (store.Execution, error) {
 	if err := ctx.Err(); err != nil {
@@ -98,14 +100,16 @@ func (r *runReader) drain() {
 		}
 		r.mu.Unlock()
 		found, err := r.call(ids)
+		if err != nil && len(ids) > 1 && !errors.Is(err, errs.ErrUnavailable) {
+			// Not an outage: the error may be one id's (the database
+			// refusing a malformed one). Each id is read alone, so it
+			// stays with the caller who asked for that id.
+			found, err = r.oneByOne(ids), nil
+		}
 		for i, id := range ids {
 			res := runRead{err: err}
 			if err == nil {
-				x, ok := found[id]
-				res = runRead{x: x}
-				if !ok {
-					res.err = errs.New(errs.CodeNotFound, "no workflow execution %q", id)
-				}
+				res = found[id]
 			}
 			for _, ch := range waiting[i] {
 				ch <- res // buffered, one result each
@@ -114,9 +118,32 @@ func (r *runReader) drain() {
 	}
 }
 
-// call runs one shared read under r.timeout. A panic in the store
-// becomes every caller's error rather than a crash of the process.
-func (r *runReader) call(ids []string) (found map[string]store.Execution, err error) {
+// oneByOne reads each of ids alone: every id gets its own row or error.
+// An outage on the way is every remaining id's error, not a wait each.
+func (r *runReader) oneByOne(ids []string) map[string]runRead {
+	found := make(map[string]runRead, len(ids))
+	var outage error
+	for _, id := range ids {
+		if outage != nil {
+			found[id] = runRead{err: outage}
+			continue
+		}
+		one, err := r.call([]string{id})
+		found[id] = one[id]
+		if err != nil {
+			found[id] = runRead{err: err}
+			if errors.Is(err, errs.ErrUnavailable) {
+				outage = err
+			}
+		}
+	}
+	return found
+}
+
+// call runs one shared read under r.timeout: the outcome of each of ids,
+// its row or errs.ErrNotFound. A panic in the store becomes the read's
+// error rather than a crash of the process.
+func (r *runReader) call(ids []string) (found map[string]runRead, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
 	defer func() {
@@ -131,9 +158,12 @@ func (r *runReader) call(ids []string) (found map[string]store.Execution, err er
 		}
 		return nil, err
 	}
-	found = make(map[string]store.Execution, len(xs))
+	found = make(map[string]runRead, len(ids))
+	for _, id := range ids {
+		found[id] = runRead{err: errs.New(errs.CodeNotFound, "no workflow execution %q", id)}
+	}
 	for _, x := range xs {
-		found[x.ID] = x
+		found[x.ID] = runRead{x: x}
 	}
 	return found, nil
 }

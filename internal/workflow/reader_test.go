@@ -18,7 +18,7 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-// fakeRuns answers GetExecutions for the ids it holds, counting calls.
+// fakeRuns answers PollExecutions for the ids it holds, counting calls.
 type fakeRuns struct {
 	calls   atomic.Int64
 	largest atomic.Int64
@@ -67,9 +67,11 @@ func TestRunReaderSharesReadsWhileBusy(t *testing.T) {
 			errc <- fmt.Errorf("%s: want not found, got %+v, %v", id, x, err)
 		}
 	}
-	// the first two reads take both slots and hang there
+	// the first two reads take both slots and hang there (one at a time:
+	// asked together, both could go out in the first read)
 	wg.Add(2)
 	go ask("r0", true)
+	waitFor(t, func() bool { return f.calls.Load() == 1 })
 	go ask("r1", true)
 	waitFor(t, func() bool { return f.calls.Load() == readers })
 	// everything asked for meanwhile queues: some ids twice, one missing
@@ -103,10 +105,56 @@ func TestRunReaderSharesReadsWhileBusy(t *testing.T) {
 	if l := f.largest.Load(); l < (n+1)/2 {
 		t.Errorf("largest shared read held %d runs, want at least %d", l, (n+1)/2)
 	}
+	waitFor(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return r.inFlight == 0 })
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.inFlight != 0 || len(r.pending) != 0 || len(r.order) != 0 {
-		t.Errorf("left over: %d in flight, %d pending, %d ordered", r.inFlight, len(r.pending), len(r.order))
+	if len(r.pending) != 0 || len(r.order) != 0 {
+		t.Errorf("left over: %d pending, %d ordered", len(r.pending), len(r.order))
+	}
+}
+
+func TestRunReaderKeepsAnIdsErrorToItsCaller(t *testing.T) {
+	refused := errs.New(errs.CodeInvalidArgument, "malformed id")
+	var calls atomic.Int64
+	hold := make(chan struct{})
+	r := newRunReader(func(ctx context.Context, ids []string) ([]store.Execution, error) {
+		if calls.Add(1) == 1 {
+			<-hold // the reads below queue behind this one
+		}
+		var out []store.Execution
+		for _, id := range ids {
+			if id == "bad\x00" {
+				return nil, refused // the database refuses the whole statement
+			}
+			out = append(out, store.Execution{ID: id})
+		}
+		return out, nil
+	})
+	r.inFlight = readers - 1 // one slot: the queued reads share one statement
+	first := make(chan error, 1)
+	go func() { _, err := r.read(context.Background(), "a"); first <- err }()
+	waitFor(t, func() bool { return calls.Load() == 1 })
+	type out struct {
+		id  string
+		err error
+	}
+	outs := make(chan out, 3)
+	for _, id := range []string{"b", "bad\x00", "c"} {
+		go func() { _, err := r.read(context.Background(), id); outs <- out{id, err} }()
+	}
+	waitFor(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return len(r.order) == 3 })
+	close(hold)
+	if err := <-first; err != nil {
+		t.Fatalf("a: %v", err)
+	}
+	for range 3 {
+		o := <-outs
+		switch {
+		case o.id == "bad\x00" && !errors.Is(o.err, errs.ErrInvalidArgument):
+			t.Errorf("the refused id: want its own error, got %v", o.err)
+		case o.id != "bad\x00" && o.err != nil:
+			t.Errorf("%s shared a read with a refused id and got its error: %v", o.id, o.err)
+		}
 	}
 }
 
@@ -154,11 +202,8 @@ func TestRunReaderPanicFailsTheRead(t *testing.T) {
 	if !internal(err) {
 		t.Fatalf("want an internal error, got %v", err)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.inFlight != 0 {
-		t.Fatalf("the panicking read kept its slot: %d in flight", r.inFlight)
-	}
+	// the slot is given back after the result is handed over
+	waitFor(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return r.inFlight == 0 })
 }
 
 func waitFor(t *testing.T, cond func() bool) {

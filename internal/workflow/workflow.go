@@ -76,7 +76,7 @@ func New(e *engine.Engine) (*Engine, error) {
 		return nil, errs.New(errs.CodeUnavailable, "the %s store does not keep workflows", e.Store().Dialect())
 	}
 	in, _ := e.Store().(store.WorkflowIntrospection)
-	w := &Engine{e: e, ws: ws, wr: newRunWriter(ws), starts: newStarter(ws), reads: newRunReader(ws.GetExecutions), log: e.Logger(), tel: e.Telemetry(), clk: e.Clock(), defs: map[string]*definition{}, waiters: map[string][]chan store.Execution{}}
+	w := &Engine{e: e, ws: ws, wr: newRunWriter(ws), starts: newStarter(ws), reads: newRunReader(ws.PollExecutions), log: e.Logger(), tel: e.Telemetry(), clk: e.Clock(), defs: map[string]*definition{}, waiters: map[string][]chan store.Execution{}}
 	e.HandleStarts(w.onRoutedStart, w.onRunEnded)
 	w.intro = newRecorder(in, e.Config().ReplicaID, e.Logger())
 	w.intro.runner = e.Address()

@@ -83,7 +83,7 @@ func (s *Store) GetExecution(_ context.Context, id string) (store.Execution, err
 	return copyExec(x), nil
 }
 
-func (s *Store) GetExecutions(_ context.Context, ids []string) ([]store.Execution, error) {
+func (s *Store) PollExecutions(_ context.Context, ids []string) ([]store.Execution, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]store.Execution, 0, len(ids))
@@ -91,7 +91,11 @@ func (s *Store) GetExecutions(_ context.Context, ids []string) ([]store.Executio
 	for _, id := range ids {
 		if x := s.wf().execs[id]; x != nil && !seen[id] {
 			seen[id] = true
-			out = append(out, copyExec(x))
+			c := copyExec(x)
+			if !c.Status.Terminal() {
+				c.Input = nil
+			}
+			out = append(out, c)
 		}
 	}
 	return out, nil

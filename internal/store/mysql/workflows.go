@@ -163,29 +163,32 @@ func (s *Store) GetExecution(ctx context.Context, id string) (store.Execution, e
 	return x, nil
 }
 
-// getManyChunk bounds the ids of one GetExecutions statement.
-const getManyChunk = 500
+// pollChunk bounds the ids of one PollExecutions statement.
+const pollChunk = 500
 
-func (s *Store) GetExecutions(ctx context.Context, ids []string) ([]store.Execution, error) {
+// pollCols is execCols with the input of an unfinished run left out.
+var pollCols = strings.Replace(execCols, "input,", "IF("+notTerminal+", NULL, input),", 1)
+
+func (s *Store) PollExecutions(ctx context.Context, ids []string) ([]store.Execution, error) {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids))) // once each, though in two chunks
 	out := make([]store.Execution, 0, len(ids))
-	for chunk := range slices.Chunk(ids, getManyChunk) {
-		rows, err := s.db.QueryContext(ctx, "SELECT "+execCols+" FROM voltro_workflow_executions WHERE id IN ("+placeholders(len(chunk))+")", anys(chunk)...)
+	for chunk := range slices.Chunk(ids, pollChunk) {
+		rows, err := s.db.QueryContext(ctx, "SELECT "+pollCols+" FROM voltro_workflow_executions WHERE id IN ("+placeholders(len(chunk))+")", anys(chunk)...)
 		if err != nil {
-			return nil, wrapErr("get workflow executions", err)
+			return nil, wrapErr("poll workflow executions", err)
 		}
 		for rows.Next() {
 			x, err := scanExec(rows)
 			if err != nil {
 				rows.Close()
-				return nil, wrapErr("get workflow executions", err)
+				return nil, wrapErr("poll workflow executions", err)
 			}
 			out = append(out, x)
 		}
 		err = rows.Err()
 		rows.Close()
 		if err != nil {
-			return nil, wrapErr("get workflow executions", err)
+			return nil, wrapErr("poll workflow executions", err)
 		}
 	}
 	return out, nil

@@ -305,14 +305,18 @@ func (s *Store) GetExecution(ctx context.Context, id string) (store.Execution, e
 	return x, nil
 }
 
-func (s *Store) GetExecutions(ctx context.Context, ids []string) ([]store.Execution, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+execCols+` FROM voltro_workflow_executions e WHERE e.id = ANY($1::text[])`, ids)
+// pollCols is execCols with the input of an unfinished run left out.
+var pollCols = strings.Replace(execCols, "e.input,", "CASE WHEN e.status IN ('"+string(store.ExecCompleted)+"', '"+string(store.ExecFailed)+"', '"+
+	string(store.ExecCancelled)+"') THEN e.input END,", 1)
+
+func (s *Store) PollExecutions(ctx context.Context, ids []string) ([]store.Execution, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+pollCols+` FROM voltro_workflow_executions e WHERE e.id = ANY($1::text[])`, ids)
 	if err != nil {
-		return nil, wrapErr("get executions", err)
+		return nil, wrapErr("poll executions", err)
 	}
 	out, err := pgx.CollectRows(rows, scanExecution)
 	if err != nil {
-		return nil, wrapErr("get executions", err)
+		return nil, wrapErr("poll executions", err)
 	}
 	return out, nil
 }

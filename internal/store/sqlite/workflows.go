@@ -306,25 +306,28 @@ func (s *Store) GetExecution(ctx context.Context, id string) (store.Execution, e
 	return x, nil
 }
 
-func (s *Store) GetExecutions(ctx context.Context, ids []string) ([]store.Execution, error) {
+// pollCols is execCols with the input of an unfinished run left out.
+var pollCols = strings.Replace(execCols, "input,", "CASE WHEN "+notTerminal+" THEN NULL ELSE input END,", 1)
+
+func (s *Store) PollExecutions(ctx context.Context, ids []string) ([]store.Execution, error) {
 	list, err := json.Marshal(ids)
 	if err != nil {
-		return nil, s.wrap(err, "get workflow executions")
+		return nil, s.wrap(err, "poll workflow executions")
 	}
-	rows, err := s.queryR(ctx, `SELECT `+execCols+` FROM voltro_workflow_executions WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+	rows, err := s.queryR(ctx, `SELECT `+pollCols+` FROM voltro_workflow_executions WHERE id IN (SELECT value FROM json_each(?))`, string(list))
 	if err != nil {
-		return nil, s.wrap(err, "get workflow executions")
+		return nil, s.wrap(err, "poll workflow executions")
 	}
 	defer rows.Close()
 	out := make([]store.Execution, 0, len(ids))
 	for rows.Next() {
 		x, err := scanExec(rows)
 		if err != nil {
-			return nil, s.wrap(err, "get workflow executions")
+			return nil, s.wrap(err, "poll workflow executions")
 		}
 		out = append(out, x)
 	}
-	return out, s.wrap(rows.Err(), "get workflow executions")
+	return out, s.wrap(rows.Err(), "poll workflow executions")
 }
 
 func (s *Store) GetStartContext(ctx context.Context, id string) (store.StartContext, error) {

@@ -128,30 +128,52 @@ var HistoryTables = []string{TableExecutions, TableJournal, TableStartContexts, 
 
 // MeasureCommits is the loop of a CommitRate: conns workers, each set up
 // by worker (a connection of its own, say) and committing with commit(ctx,
-// i) for i = 0, 1, … until d has passed. It returns the commits per second
-// over the whole measure. A failure of a setup or of a commit made before
-// the end of the window is the measure's error.
+// i) for i = 0, 1, … until d has passed. Every worker is set up first,
+// under ctx alone: the window times commits, not connecting (which a loaded
+// server can take longer than a short window for). It returns the commits
+// per second over the window. A failure of a setup or of a commit made
+// before the end of the window is the measure's error.
 func MeasureCommits(ctx context.Context, conns int, d time.Duration,
 	worker func(ctx context.Context) (commit func(ctx context.Context, i int) error, done func(), err error)) (float64, error) {
+	type ready struct {
+		commit func(context.Context, int) error
+		done   func()
+	}
+	ws := make([]ready, conns)
+	setupErrs := make([]error, conns)
+	var wg sync.WaitGroup
+	for c := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ws[c].commit, ws[c].done, setupErrs[c] = worker(ctx)
+		}()
+	}
+	wg.Wait()
+	defer func() {
+		for _, w := range ws {
+			if w.done != nil {
+				w.done()
+			}
+		}
+	}()
+	for _, err := range setupErrs {
+		if err != nil {
+			return 0, err
+		}
+	}
 	var n atomic.Int64
 	var firstErr error
 	var once sync.Once
 	cctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	var wg sync.WaitGroup
 	start := time.Now()
-	for c := 0; c < conns; c++ {
+	for _, w := range ws {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			commit, done, err := worker(cctx)
-			if err != nil {
-				once.Do(func() { firstErr = err })
-				return
-			}
-			defer done()
 			for i := 0; cctx.Err() == nil; i++ {
-				if err := commit(cctx, i); err != nil {
+				if err := w.commit(cctx, i); err != nil {
 					if cctx.Err() == nil {
 						once.Do(func() { firstErr = err })
 					}

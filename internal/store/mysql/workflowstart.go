@@ -85,12 +85,27 @@ func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.
 		}
 	}
 
+	if start != nil && x.ID != "" && s.returning() {
+		// A batch of one: RETURNING hands back what the inserts wrote,
+		// a round trip fewer than startTx's read afterwards (the
+		// sequential path on Galera, and the holder of a routed start).
+		// A run or start message that exists fails it whole, writing
+		// nothing; startTx then sorts out which.
+		out, err := s.startsTx(ctx, []store.StartRequest{{Exec: x, Context: sc, Message: start, Claim: claim}})
+		if err == nil {
+			return out[0].Stored, false, out[0].Result, nil
+		}
+		if !isDuplicate(err) {
+			return store.Execution{}, false, res, err
+		}
+	}
 	return s.startTx(ctx, x, execArgs, scArgs, start, claim, mq, margs, dkey)
 }
 
 // startTx is StartExecution as an ordinary transaction: where there is no
-// batch pool or the server is a Galera node, and after a batched start's
-// key conflict that was not the execution's id.
+// batch pool or the server is a Galera node and either the server has no
+// RETURNING or a batch of one met a key conflict, and after a batched
+// start's key conflict that was not the execution's id.
 func (s *Store) startTx(ctx context.Context, x store.Execution, execArgs, scArgs []any, start *store.Message, claim *store.EnqueueClaim, mq string, margs []any, dkey any) (store.Execution, bool, store.EnqueueResult, error) {
 	var res store.EnqueueResult
 	dup := false

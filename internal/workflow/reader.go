@@ -25,6 +25,9 @@ const (
 	readers = 2
 	// maxRead bounds the runs of one shared read.
 	maxRead = 1000
+	// oneByOneGiveUp is how many ids in a row may fail alone before the
+	// rest of a failed batch share the last error.
+	oneByOneGiveUp = 3
 	// readTimeout bounds one shared read, lookups by primary key of rows
 	// without their inputs: a database that does not answer within it is
 	// an outage to the callers (errs.ErrUnavailable), which Result rides
@@ -119,22 +122,27 @@ func (r *runReader) drain() {
 }
 
 // oneByOne reads each of ids alone: every id gets its own row or error.
-// An outage on the way is every remaining id's error, not a wait each.
+// An outage on the way, or the same failure for oneByOneGiveUp ids in a
+// row (a missing grant, a store that panics), is every remaining id's
+// error rather than a read each.
 func (r *runReader) oneByOne(ids []string) map[string]runRead {
 	found := make(map[string]runRead, len(ids))
-	var outage error
+	var stop error
+	failed := 0
 	for _, id := range ids {
-		if outage != nil {
-			found[id] = runRead{err: outage}
+		if stop != nil {
+			found[id] = runRead{err: stop}
 			continue
 		}
 		one, err := r.call([]string{id})
 		found[id] = one[id]
-		if err != nil {
-			found[id] = runRead{err: err}
-			if errors.Is(err, errs.ErrUnavailable) {
-				outage = err
-			}
+		if err == nil {
+			failed = 0
+			continue
+		}
+		found[id] = runRead{err: err}
+		if failed++; errors.Is(err, errs.ErrUnavailable) || failed >= oneByOneGiveUp {
+			stop = err
 		}
 	}
 	return found

@@ -158,6 +158,37 @@ func TestRunReaderKeepsAnIdsErrorToItsCaller(t *testing.T) {
 	}
 }
 
+func TestRunReaderGivesUpOnAFailureEveryIdShares(t *testing.T) {
+	broken := errs.New(errs.CodePermission, "SELECT command denied")
+	var calls atomic.Int64
+	hold := make(chan struct{})
+	r := newRunReader(func(context.Context, []string) ([]store.Execution, error) {
+		if calls.Add(1) == 1 {
+			<-hold
+		}
+		return nil, broken
+	})
+	r.inFlight = readers - 1 // one slot: the queued reads share one statement
+	go func() { _, _ = r.read(context.Background(), "first") }()
+	waitFor(t, func() bool { return calls.Load() == 1 })
+	const n = 50
+	errc := make(chan error, n)
+	for i := range n {
+		go func() { _, err := r.read(context.Background(), fmt.Sprint("r", i)); errc <- err }()
+	}
+	waitFor(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return len(r.order) == n })
+	close(hold)
+	for range n {
+		if err := <-errc; !errors.Is(err, errs.ErrPermission) {
+			t.Fatalf("want the store's error, got %v", err)
+		}
+	}
+	// the first read, the batch of n, then oneByOneGiveUp alone
+	if c := calls.Load(); c != 2+oneByOneGiveUp {
+		t.Fatalf("%d store calls: a failure every id shares was read id by id past %d", c, oneByOneGiveUp)
+	}
+}
+
 func TestRunReaderCallerLeavesOnItsContext(t *testing.T) {
 	f := &fakeRuns{hold: make(chan struct{}), held: 1, have: map[string]bool{"a": true, "b": true}}
 	r := newRunReader(f.get)

@@ -85,7 +85,7 @@ func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.
 		}
 	}
 
-	if start != nil && x.ID != "" && s.returning() {
+	if start != nil && x.ID != "" && !s.batched() && s.returning() {
 		// A batch of one: RETURNING hands back what the inserts wrote,
 		// a round trip fewer than startTx's read afterwards (the
 		// sequential path on Galera, and the holder of a routed start).
@@ -253,9 +253,20 @@ func (s *Store) startsTx(ctx context.Context, reqs []store.StartRequest) ([]stor
 		ea, sa := startArgs(x, q.Context)
 		execArgs, scArgs, ids[i] = append(execArgs, ea...), append(scArgs, sa...), x.ID
 	}
+	// The messages' statement is built once, before the transaction: a
+	// retry (after a Galera certification failure) must not build it from
+	// messages that a failed try already filled in (their deliver_at).
+	var rq string
+	var rargs []any
+	if s.returning() {
+		var err error
+		if rq, rargs, err = returningMessages(reqs); err != nil {
+			return nil, err
+		}
+	}
 	err := s.inTx(ctx, nil, func(tx *sql.Tx) error {
 		if s.returning() {
-			return startsReturning(ctx, tx, reqs, execArgs, scArgs, out)
+			return startsReturning(ctx, tx, reqs, execArgs, scArgs, rq, rargs, out)
 		}
 		if _, err := tx.ExecContext(ctx, multiRow(insertExec, len(reqs)), execArgs...); err != nil {
 			return err
@@ -335,8 +346,9 @@ func multiRow(stmt string, n int) string {
 // the runs (returning their timestamps), their start contexts and their
 // start messages (returning what the server assigned) as one multi-row
 // INSERT each, whatever the batch's size. Each message is the SELECT its
-// one-row INSERT would run, all joined with UNION ALL.
-func startsReturning(ctx context.Context, tx *sql.Tx, reqs []store.StartRequest, execArgs, scArgs []any, out []store.StartOutcome) error {
+// one-row INSERT would run, all joined with UNION ALL (mq and margs, from
+// returningMessages).
+func startsReturning(ctx context.Context, tx *sql.Tx, reqs []store.StartRequest, execArgs, scArgs []any, mq string, margs []any, out []store.StartOutcome) error {
 	at := make(map[string][2]time.Time, len(reqs))
 	err := scanRows(ctx, tx, multiRow(insertExec, len(reqs))+" RETURNING id, created_at, updated_at", execArgs, func(rows *sql.Rows) error {
 		var id string
@@ -351,26 +363,8 @@ func startsReturning(ctx context.Context, tx *sql.Tx, reqs []store.StartRequest,
 	if _, err := tx.ExecContext(ctx, multiRow(upsertStartContext, len(reqs)), scArgs...); err != nil {
 		return err
 	}
-	const head = "INSERT INTO voltro_messages (" + insertCols + ")\n\t"
-	sels := make([]string, len(reqs))
-	var margs []any
-	for i, q := range reqs {
-		where := ""
-		if q.Claim == nil {
-			where = "TRUE" // enqueueWhere: enqueuePlain as a SELECT
-		}
-		mq, args, _, err := enqueueStmt(q.Message, q.Claim, where)
-		if err != nil {
-			return err
-		}
-		sel, ok := strings.CutPrefix(mq, head)
-		if !ok {
-			return fmt.Errorf("start batch: message statement %d is not an INSERT … SELECT", i)
-		}
-		sels[i], margs = sel, append(margs, args...)
-	}
 	sent := make(map[string]sentMessage, len(reqs))
-	err = scanRows(ctx, tx, head+strings.Join(sels, "\nUNION ALL ")+" RETURNING entity_id, id, deliver_at, created_at, state", margs, func(rows *sql.Rows) error {
+	err = scanRows(ctx, tx, mq, margs, func(rows *sql.Rows) error {
 		var id string
 		var sm sentMessage
 		err := rows.Scan(append([]any{&id}, sm.dest()...)...)
@@ -393,6 +387,30 @@ func startsReturning(ctx context.Context, tx *sql.Tx, reqs []store.StartRequest,
 		o.Stored.CreatedAt, o.Stored.UpdatedAt = t[0], t[1]
 	}
 	return nil
+}
+
+// returningMessages is the start messages of reqs as one INSERT …
+// SELECT … UNION ALL … RETURNING (startsReturning's third statement).
+func returningMessages(reqs []store.StartRequest) (string, []any, error) {
+	const head = "INSERT INTO voltro_messages (" + insertCols + ")\n\t"
+	sels := make([]string, len(reqs))
+	var margs []any
+	for i, q := range reqs {
+		where := ""
+		if q.Claim == nil {
+			where = "TRUE" // enqueueWhere: enqueuePlain as a SELECT
+		}
+		mq, args, _, err := enqueueStmt(q.Message, q.Claim, where)
+		if err != nil {
+			return "", nil, err
+		}
+		sel, ok := strings.CutPrefix(mq, head)
+		if !ok {
+			return "", nil, fmt.Errorf("start batch: message statement %d is not an INSERT … SELECT", i)
+		}
+		sels[i], margs = sel, append(margs, args...)
+	}
+	return head + strings.Join(sels, "\nUNION ALL ") + " RETURNING entity_id, id, deliver_at, created_at, state", margs, nil
 }
 
 // scanRows runs query in tx and calls scan for each of its rows.

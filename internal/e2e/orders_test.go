@@ -21,11 +21,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/e2e/testdata/orders"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/testdb"
@@ -131,6 +133,21 @@ func TestOrderServiceRollingDeploy(t *testing.T) {
 	a := serve("orders-a", v1, v1Day)
 	b := serve("orders-b", v1, v1Day)
 	s := openShop(t, ctx, url)
+	d := look(t, url)
+	// The v1 fleet settles first, a done handing half its shards to b: a
+	// payment's 1 s sleep set while that handover was under way fired ten
+	// seconds late (a poll interval) in 2 of 18 runs here, which this
+	// timeline of 1 s days cannot absorb (o-4's 3 s shipment window ran
+	// out while the test waited on o-3; o-1 finished before the deploy).
+	// The late timer is noted in stop 23's closing note, not fixed yet.
+	cfg, err := config.FromEnv(func(string) string { return "" }, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, 60*time.Second, "the v1 processes to share the shards", func() bool {
+		o := owners(t, d)
+		return o[a.addr] > 0 && o[b.addr] > 0 && o[a.addr]+o[b.addr] == cfg.ShardCount && a.logged("workflow runner: shards handed over")
+	})
 
 	// v1, two processes: orders placed on either, one never shipped.
 	placed := []string{"o-1", "o-2", "o-3", "o-4", "o-5"}
@@ -152,7 +169,6 @@ func TestOrderServiceRollingDeploy(t *testing.T) {
 
 	// The rolling deploy, one process at a time, while the shipped orders
 	// sit in their return window.
-	d := look(t, url)
 	c := serve("orders-c", v2, v2Day)
 	handover(t, d, a, c)
 	e := serve("orders-e", v2, v2Day)
@@ -227,7 +243,48 @@ func openShop(t *testing.T, ctx context.Context, url string) *orderShop {
 	}
 	db.SetMaxOpenConns(2) // within the connection budget of scripts/test
 	t.Cleanup(func() { _ = db.Close() })
+	// Registered after the processes' cleanups, so it runs before them,
+	// while the runs are as the failure left them.
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpRuns(t, db)
+		}
+	})
 	return &orderShop{t: t, ctx: ctx, c: c, db: db}
+}
+
+// dumpRuns logs every run and every message not yet processed: where the
+// runs of a failed test stood.
+func dumpRuns(t *testing.T, db *sql.DB) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, q := range []string{
+		`SELECT id, status, coalesce(waiting_on, ''), coalesce(parent_id, ''), coalesce(runner, ''), updated_at::text FROM voltro_workflow_executions ORDER BY created_at`,
+		`SELECT id::text, shard, entity_id, tag, state, deliver_at::text, coalesce(claimed_by, ''), attempts::text FROM voltro_messages WHERE state <> 'processed' ORDER BY id`,
+		`SELECT execution_id, seq::text, kind, name, coalesce(finished_at::text, '') FROM voltro_workflow_journal ORDER BY execution_id, seq`,
+	} {
+		rows, err := db.QueryContext(ctx, q)
+		if err != nil {
+			t.Logf("dump: %v", err)
+			continue
+		}
+		cols, _ := rows.Columns()
+		var b strings.Builder
+		for rows.Next() {
+			vals := make([]string, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				b.WriteString(err.Error())
+				break
+			}
+			b.WriteString(strings.Join(vals, " | ") + "\n")
+		}
+		rows.Close()
+		t.Logf("%s\n%s", q, b.String())
+	}
 }
 
 // oneRunPerRow checks that the table holds exactly the orders ids, each

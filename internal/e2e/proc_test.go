@@ -274,7 +274,26 @@ func startBinary(t *testing.T, name string, cmd *exec.Cmd, role, env map[string]
 		_ = cmd.Wait()
 		close(p.exited)
 	}()
-	t.Cleanup(func() { p.kill() })
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			// what the process said last: the only account of a run
+			// that stalled inside it
+			<-p.exited
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			var b strings.Builder
+			for _, rec := range p.logs[max(0, len(p.logs)-failLogLines):] {
+				line, _ := json.Marshal(rec)
+				b.Write(line)
+				b.WriteByte('\n')
+			}
+			for _, l := range p.stderr[max(0, len(p.stderr)-failLogLines):] {
+				b.WriteString(l + "\n")
+			}
+			t.Logf("%s (%s), its last log records:\n%s", p.name, p.addr, b.String())
+		}
+	})
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if addr, ok := p.find("READY "); ok {
@@ -297,6 +316,10 @@ func startBinary(t *testing.T, name string, cmd *exec.Cmd, role, env map[string]
 	return p
 }
 
+// failLogLines is how many of a process's last log records a failed test
+// prints.
+const failLogLines = 60
+
 func (p *proc) find(prefix string) (string, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -318,6 +341,18 @@ func (p *proc) logRecords() []map[string]any {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]map[string]any(nil), p.logs...)
+}
+
+// logged reports whether the process has logged a record with message msg.
+func (p *proc) logged(msg string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, rec := range p.logs {
+		if rec["msg"] == msg {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *proc) logTail(n int) []map[string]any {

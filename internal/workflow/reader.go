@@ -135,9 +135,8 @@ func (r *runReader) oneByOne(ids []string) map[string]runRead {
 			continue
 		}
 		one, err := r.call([]string{id})
-		found[id] = one[id]
 		if err == nil {
-			failed = 0
+			found[id], failed = one[id], 0
 			continue
 		}
 		found[id] = runRead{err: err}
@@ -167,11 +166,13 @@ func (r *runReader) call(ids []string) (found map[string]runRead, err error) {
 		return nil, err
 	}
 	found = make(map[string]runRead, len(ids))
-	for _, id := range ids {
-		found[id] = runRead{err: errs.New(errs.CodeNotFound, "no workflow execution %q", id)}
-	}
 	for _, x := range xs {
 		found[x.ID] = runRead{x: x}
+	}
+	for _, id := range ids {
+		if _, ok := found[id]; !ok {
+			found[id] = runRead{err: errs.New(errs.CodeNotFound, "no workflow execution %q", id)}
+		}
 	}
 	return found, nil
 }

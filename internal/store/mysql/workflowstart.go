@@ -244,9 +244,11 @@ func (s *Store) startsTx(ctx context.Context, reqs []store.StartRequest) ([]stor
 		if q.Exec.ID == "" || q.Message == nil {
 			return nil, errs.New(errs.CodeInvalidArgument, "start %d of the batch has no id or no start message", i)
 		}
-		var err error
-		if mqs[i], margs[i], _, err = enqueueStmt(q.Message, q.Claim, ""); err != nil {
-			return nil, err
+		if !s.returning() { // with RETURNING, returningMessages builds them below
+			var err error
+			if mqs[i], margs[i], _, err = enqueueStmt(q.Message, q.Claim, ""); err != nil {
+				return nil, err
+			}
 		}
 		x := q.Exec
 		x.Status = store.ExecRunning
@@ -276,17 +278,11 @@ func (s *Store) startsTx(ctx context.Context, reqs []store.StartRequest) ([]stor
 		}
 		for i := range reqs {
 			var sm sentMessage
-			if s.returning() {
-				if err := tx.QueryRowContext(ctx, mqs[i]+" RETURNING id, deliver_at, created_at, state", margs[i]...).Scan(sm.dest()...); err != nil {
-					return err
-				}
-			} else {
-				if _, err := tx.ExecContext(ctx, mqs[i], margs[i]...); err != nil {
-					return err
-				}
-				if err := tx.QueryRowContext(ctx, lastMessage).Scan(sm.dest()...); err != nil {
-					return err
-				}
+			if _, err := tx.ExecContext(ctx, mqs[i], margs[i]...); err != nil {
+				return err
+			}
+			if err := tx.QueryRowContext(ctx, lastMessage).Scan(sm.dest()...); err != nil {
+				return err
 			}
 			enqueued(reqs[i].Message, reqs[i].Claim, &out[i].Result, sm)
 		}

@@ -55,3 +55,27 @@ func TestMeasureCommitsClosesWorkersWhenASetupFails(t *testing.T) {
 		t.Fatalf("%d of the 2 workers set up were closed", closed.Load())
 	}
 }
+
+// A server that takes longer than the window for one commit (a loaded
+// machine: 0 commits/s read in 200 ms with the load at 15) still gives a
+// rate: the commit begun in the window is waited for and counted.
+func TestMeasureCommitsCountsACommitSlowerThanTheWindow(t *testing.T) {
+	const window = 20 * time.Millisecond
+	rate, err := MeasureCommits(context.Background(), 2, window, func(context.Context) (func(context.Context, int) error, func(), error) {
+		return func(ctx context.Context, i int) error {
+			select {
+			case <-time.After(5 * window):
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}, func() {}, nil
+	})
+	if err != nil {
+		t.Fatalf("a commit slower than the window failed the measure: %v", err)
+	}
+	// 2 commits over at least 5 windows
+	if rate <= 0 || rate > 2/(5*window.Seconds())*1.01 {
+		t.Fatalf("rate %.1f/s for 2 commits of %s each", rate, 5*window)
+	}
+}

@@ -19,7 +19,10 @@ import (
 )
 
 func (f *Feed) startBinlog(ctx context.Context, r dburl.Resolved) error {
-	bl := cdcdriver.BinlogOf(r.Dialect)
+	var bl *cdcdriver.Binlog
+	if d := storeopen.Of(r.Dialect); d != nil {
+		bl = d.Binlog
+	}
 	if bl == nil {
 		return storeopen.Missing(r) // the store would not have opened either
 	}

@@ -101,7 +101,7 @@ func New(ctx context.Context, cfg Config) (*Feed, error) {
 		f.database = "memory"
 	}
 	// memory's row dialect is SQLite's on an in-memory database
-	if f.sqlw, err = rowsql.For(r.Dialect); err != nil {
+	if f.sqlw, err = storeopen.Rows(r.Dialect); err != nil {
 		if r.Dialect != store.Memory {
 			return nil, storeopen.Missing(r)
 		}
@@ -179,7 +179,10 @@ func (f *Feed) start(ctx context.Context, r dburl.Resolved) error {
 }
 
 func (f *Feed) startNotify(r dburl.Resolved) error {
-	if f.notify = cdcdriver.NotifyOf(r.Dialect); f.notify == nil {
+	if d := storeopen.Of(r.Dialect); d != nil {
+		f.notify = d.Notify
+	}
+	if f.notify == nil {
 		return storeopen.Missing(r) // the store would not have opened either
 	}
 	f.transport = Notify

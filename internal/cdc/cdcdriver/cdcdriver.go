@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/voltro/voltro/internal/cdc/delta"
@@ -87,40 +86,4 @@ type Reader interface {
 	Run(ctx context.Context, ready chan<- struct{}) error
 	// Trouble says what keeps failing, "" when nothing.
 	Trouble() string
-}
-
-var (
-	mu      sync.RWMutex
-	notify  = map[store.Dialect]*Notify{}
-	binlogs = map[store.Dialect]*Binlog{}
-)
-
-// RegisterNotify makes n the notify transport of dialect.
-func RegisterNotify(dialect store.Dialect, n Notify) {
-	mu.Lock()
-	defer mu.Unlock()
-	notify[dialect] = &n
-}
-
-// RegisterBinlog makes b the binlog transport of dialect.
-func RegisterBinlog(dialect store.Dialect, b Binlog) {
-	mu.Lock()
-	defer mu.Unlock()
-	binlogs[dialect] = &b
-}
-
-// NotifyOf is the notify transport of dialect, nil if no driver registered
-// one.
-func NotifyOf(dialect store.Dialect) *Notify {
-	mu.RLock()
-	defer mu.RUnlock()
-	return notify[dialect]
-}
-
-// BinlogOf is the binlog transport of dialect, nil if no driver registered
-// one.
-func BinlogOf(dialect store.Dialect) *Binlog {
-	mu.RLock()
-	defer mu.RUnlock()
-	return binlogs[dialect]
 }

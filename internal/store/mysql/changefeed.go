@@ -32,11 +32,6 @@ func RowDialect(d store.Dialect) rowsql.Dialect {
 	}
 }
 
-func init() {
-	rowsql.Register(RowDialect(store.MariaDB))
-	rowsql.Register(RowDialect(store.MySQL))
-}
-
 // cdcOffsetsMigration is the file that creates store.CDCOffsetsTable.
 const cdcOffsetsMigration = "migrations/0500_cdc_offsets.sql"
 

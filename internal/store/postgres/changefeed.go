@@ -28,5 +28,3 @@ var RowDialect = rowsql.Dialect{
 	SerialTable:    "CREATE TABLE %s (id bigserial PRIMARY KEY, sent_ns bigint NOT NULL, payload varchar(64) NOT NULL)",
 	Pool:           func(dsn string) (*sql.DB, error) { return sql.Open("pgx", dsn) },
 }
-
-func init() { rowsql.Register(RowDialect) }

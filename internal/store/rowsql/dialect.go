@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
@@ -73,28 +72,4 @@ func (d Dialect) where(cols []string, start int) string {
 		b.WriteString(d.Arg(start + i))
 	}
 	return b.String()
-}
-
-var (
-	regMu    sync.RWMutex
-	registry = map[store.Dialect]Dialect{}
-)
-
-// Register makes d the row dialect of d.Name; store packages call it from
-// init.
-func Register(d Dialect) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	registry[d.Name] = d
-}
-
-// For is the registered dialect of name.
-func For(name store.Dialect) (Dialect, error) {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	d, ok := registry[name]
-	if !ok {
-		return Dialect{}, errs.New(errs.CodeInvalidConfig, "no row SQL for dialect %q: its store package is not linked", name)
-	}
-	return d, nil
 }

@@ -51,8 +51,3 @@ func singlePool(dsn string) (*sql.DB, error) {
 	db.SetMaxOpenConns(1)
 	return db, nil
 }
-
-func init() {
-	rowsql.Register(RowDialect)
-	rowsql.Register(MemoryRowDialect)
-}

@@ -11,7 +11,6 @@ import (
 	"github.com/voltro/voltro/internal/cdc"
 	"github.com/voltro/voltro/internal/cdc/cdcpub"
 	"github.com/voltro/voltro/internal/config"
-	"github.com/voltro/voltro/internal/store"
 )
 
 // Changes is this instance's change feed (package changes): Subscribe,
@@ -27,9 +26,7 @@ func (a *App) openFeed(ctx context.Context, cfg config.Config, env func(string) 
 	}
 	fc := cdc.Config{URL: url, Dialect: string(cfg.DB.Dialect), ReplicaID: cfg.ReplicaID, DisableCDC: !cfg.CDC,
 		ReplicationURL: env("VOLTRO_CDC_URL"), Logger: a.log}
-	if h, ok := a.e.Store().(store.SQLDB); ok {
-		fc.DB = h.DB()
-	}
+	fc.DB = a.e.Store().Capabilities().SQL
 	f, err := cdc.New(ctx, fc)
 	if err != nil {
 		return err

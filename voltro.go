@@ -206,11 +206,7 @@ func (a *App) workflows() (*workflow.Engine, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.wf == nil {
-		wf, err := workflow.New(a.e)
-		if err != nil {
-			return nil, err
-		}
-		a.wf = wf
+		a.wf = workflow.New(a.e)
 	}
 	return a.wf, nil
 }
@@ -252,11 +248,11 @@ func (a *App) InspectAddr() string { return a.e.InspectAddr() }
 // SQLite) as database/sql, and the dialect name. The memory store has none.
 func (a *App) DB() (*sql.DB, string, error) {
 	d := a.e.Store()
-	h, ok := d.(store.SQLDB)
-	if !ok {
+	db := d.Capabilities().SQL
+	if db == nil {
 		return nil, string(d.Dialect()), NewError(CodeUnavailable, "the %s store has no SQL handle", d.Dialect())
 	}
-	return h.DB(), string(d.Dialect()), nil
+	return db, string(d.Dialect()), nil
 }
 
 // Shards reports how many shards this instance holds and how many the

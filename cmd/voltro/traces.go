@@ -8,9 +8,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/observe/cli"
-	"github.com/voltro/voltro/internal/store"
 )
 
 const tracesSynopsis = "traces EXECUTION_ID [--format text|json]"
@@ -39,10 +37,5 @@ func runTraces(ctx context.Context, args []string, env func(string) string, stdo
 		return err
 	}
 	defer d.Close()
-	ws, ok := d.(store.WorkflowStore)
-	if !ok {
-		return errs.New(errs.CodeUnavailable, "the %s store keeps no workflows", d.Dialect())
-	}
-	in, _ := d.(store.WorkflowIntrospection)
-	return cli.Traces(ctx, ws, in, pos[0], *format, stdout)
+	return cli.Traces(ctx, d, d, pos[0], *format, stdout)
 }

@@ -21,8 +21,8 @@ import (
 // commitRate measures the store's single-row commit rate on conns
 // connections for d (store.CommitProber).
 func commitRate(ctx context.Context, d store.Driver, conns int, within time.Duration) (float64, error) {
-	p, ok := d.(store.CommitProber)
-	if !ok {
+	p := d.Capabilities().Bench.CommitRate
+	if p == nil {
 		return 0, fmt.Errorf("the %s store cannot measure its commit rate", d.Dialect())
 	}
 	return p.CommitRate(ctx, conns, within)
@@ -31,8 +31,8 @@ func commitRate(ctx context.Context, d store.Driver, conns int, within time.Dura
 // idleRate reads the server's statement counters around an idle window
 // (store.StatementCounter).
 func idleRate(ctx context.Context, d store.Driver, window time.Duration) (float64, string, error) {
-	c, ok := d.(store.StatementCounter)
-	if !ok {
+	c := d.Capabilities().Bench.Statements
+	if c == nil {
 		return 0, "no server counters for " + string(d.Dialect()), nil
 	}
 	rate, err := store.StatementRate(ctx, c, window)

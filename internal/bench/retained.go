@@ -182,8 +182,8 @@ func seed(ctx context.Context, cfg WorkflowsConfig, dbURL string, n int) error {
 		return err
 	}
 	defer d.Close()
-	s, ok := d.(store.HistorySeeder)
-	if !ok {
+	s := d.Capabilities().Bench.Seeder
+	if s == nil {
 		return fmt.Errorf("--retained: the %s store cannot seed history", d.Dialect())
 	}
 	now := time.Now()
@@ -191,21 +191,17 @@ func seed(ctx context.Context, cfg WorkflowsConfig, dbURL string, n int) error {
 		Shards: sharding.All(c.Groups, c.ShardCount)})
 }
 
-// countCompleted counts the completed runs d keeps (store.Overviewer).
+// countCompleted counts the completed runs d keeps (store.Overview).
 func countCompleted(ctx context.Context, d store.Driver) (int, error) {
-	o, ok := d.(store.Overviewer)
-	if !ok {
-		return 0, fmt.Errorf("the %s store cannot count runs", d.Dialect())
-	}
-	n, err := o.CountExecutions(ctx, store.ExecCompleted)
+	n, err := d.CountExecutions(ctx, store.ExecCompleted)
 	return n[store.ExecCompleted], err
 }
 
 // analyze refreshes the planner's statistics after a bulk load, as
 // autovacuum would some time later (store.HistoryAnalyzer).
 func analyze(ctx context.Context, d store.Driver) error {
-	a, ok := d.(store.HistoryAnalyzer)
-	if !ok {
+	a := d.Capabilities().Bench.Analyzer
+	if a == nil {
 		return fmt.Errorf("--retained: the %s store cannot refresh its planner statistics", d.Dialect())
 	}
 	return a.AnalyzeHistory(ctx)
@@ -225,8 +221,8 @@ func siblingDatabase(ctx context.Context, env func(string) string, dbURL, suffix
 		return "", err
 	}
 	defer d.Close()
-	c, ok := d.(store.DatabaseCreator)
-	if !ok {
+	c := d.Capabilities().Bench.Databases
+	if c == nil {
 		return "", fmt.Errorf("--retained: the %s store has no server to create a database on: pass --retained-db", d.Dialect())
 	}
 	if err := c.CreateDatabase(ctx, name); err != nil {

@@ -55,8 +55,8 @@ func TestIdleNoPageNoQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	counter, ok := d.(store.StatementCounter)
-	if !ok {
+	counter := d.Capabilities().Bench.Statements
+	if counter == nil {
 		t.Fatalf("the PostgreSQL store counts no statements (%T)", d)
 	}
 	feed, err := cdc.Open(ctx, cdc.Config{URL: url, ReplicaID: "dash-idle-test", Logger: slog.New(slog.DiscardHandler)})
@@ -102,8 +102,8 @@ func BenchmarkIdleQueries(b *testing.B) {
 	if err := d.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
-	counter, ok := d.(store.StatementCounter)
-	if !ok {
+	counter := d.Capabilities().Bench.Statements
+	if counter == nil {
 		b.Skip("no statement counter")
 	}
 	feed, err := cdc.Open(ctx, cdc.Config{URL: url, ReplicaID: "dash-idle", Logger: slog.New(slog.DiscardHandler)})

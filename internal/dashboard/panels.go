@@ -41,11 +41,7 @@ type claimView struct {
 
 func (d *Dashboard) schedules(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	ss, ok := d.c.Store.(store.ScheduleStore)
-	if !ok {
-		writeErr(w, errs.New(errs.CodeUnavailable, "the %s store keeps no schedules", d.c.Store.Dialect()))
-		return
-	}
+	ss := d.c.Store
 	sums, err := ss.ScheduleSummaries(ctx)
 	if err != nil {
 		writeErr(w, err)
@@ -73,16 +69,14 @@ func (d *Dashboard) schedules(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Schedules = append(out.Schedules, sv)
 	}
-	if ov, ok := d.c.Store.(store.Overviewer); ok {
-		o, err := ov.ScheduleOverview(ctx, now.Add(-3*d.c.Heartbeat))
-		if err != nil {
-			writeErr(w, err)
-			return
-		}
-		if o != nil {
-			for _, c := range o.Latest {
-				out.Claims = append(out.Claims, claimView(c))
-			}
+	o, err := ss.ScheduleOverview(ctx, now.Add(-3*d.c.Heartbeat))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if o != nil {
+		for _, c := range o.Latest {
+			out.Claims = append(out.Claims, claimView(c))
 		}
 	}
 	writeJSON(w, http.StatusOK, out)

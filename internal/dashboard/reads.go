@@ -84,14 +84,6 @@ type runPage struct {
 	Next string `json:"next"`
 }
 
-func (d *Dashboard) workflowStore() (store.WorkflowStore, error) {
-	ws, ok := d.c.Store.(store.WorkflowStore)
-	if !ok {
-		return nil, errs.New(errs.CodeUnavailable, "the %s store keeps no workflows", d.c.Store.Dialect())
-	}
-	return ws, nil
-}
-
 // runs serves a page: ?status=&name=&since=&until= (RFC 3339), ?after= (a
 // page's next), ?limit= (default 50).
 func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request) {
@@ -100,11 +92,7 @@ func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	ws, err := d.workflowStore()
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
+	ws := d.c.Store
 	want := f.Limit
 	f.Limit++ // one more says whether there is a next page
 	xs, err := ws.ListExecutions(r.Context(), f)
@@ -310,11 +298,7 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	ws, err := d.workflowStore()
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
+	ws := d.c.Store
 	x, err := ws.GetExecution(ctx, id)
 	if err != nil {
 		writeErr(w, err)
@@ -339,27 +323,25 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request) {
 	} else {
 		miss("journal", err)
 	}
-	if in, ok := d.c.Store.(store.WorkflowIntrospection); ok {
-		if steps, err := in.RunSteps(ctx, id); err == nil {
-			for _, a := range steps {
-				av := attemptView{Seq: a.Seq, Name: a.Name, Kind: string(a.Kind), Attempt: a.Attempt, Status: a.Status,
-					Runner: a.Runner, ReplicaID: a.ReplicaID, Error: a.Error, StartedAt: a.StartedAt}
-				if !a.FinishedAt.IsZero() {
-					f := a.FinishedAt
-					av.FinishedAt = &f
-				}
-				v.Attempts = append(v.Attempts, av)
+	if steps, err := ws.RunSteps(ctx, id); err == nil {
+		for _, a := range steps {
+			av := attemptView{Seq: a.Seq, Name: a.Name, Kind: string(a.Kind), Attempt: a.Attempt, Status: a.Status,
+				Runner: a.Runner, ReplicaID: a.ReplicaID, Error: a.Error, StartedAt: a.StartedAt}
+			if !a.FinishedAt.IsZero() {
+				f := a.FinishedAt
+				av.FinishedAt = &f
 			}
-		} else {
-			miss("step attempts", err)
+			v.Attempts = append(v.Attempts, av)
 		}
-		if evs, err := in.RunEvents(ctx, id); err == nil {
-			for _, e := range evs {
-				v.Events = append(v.Events, eventView{At: e.At, Kind: e.Kind, Detail: e.Detail, ReplicaID: e.ReplicaID, Runner: e.Runner})
-			}
-		} else {
-			miss("events", err)
+	} else {
+		miss("step attempts", err)
+	}
+	if evs, err := ws.RunEvents(ctx, id); err == nil {
+		for _, e := range evs {
+			v.Events = append(v.Events, eventView{At: e.At, Kind: e.Kind, Detail: e.Detail, ReplicaID: e.ReplicaID, Runner: e.Runner})
 		}
+	} else {
+		miss("events", err)
 	}
 	if sigs, err := ws.ListSignals(ctx, id); err == nil {
 		v.Signals, v.Events = signalsOf(sigs, v.Journal, v.Attempts, v.Events)

@@ -117,7 +117,7 @@ func TestWorkflowsTopicCoalesces(t *testing.T) {
 	text := func() string { mu.Lock(); defer mu.Unlock(); return got.String() }
 	testwait.For(t, 10*time.Second, "the hello event", func() bool { return strings.Contains(text(), "event: hello") })
 	const n = 60
-	rec := d.(store.WorkflowIntrospection)
+	rec := store.Introspection(d)
 	for i := range n {
 		r := store.RunRecord{ExecutionID: fmt.Sprintf("burst%d", i), Name: "order", Status: store.ExecRunning, StartedAt: time.Now()}
 		if err := rec.Record(ctx, store.IntrospectionBatch{Runs: []store.RunRecord{r}}); err != nil {

@@ -77,7 +77,7 @@ func frozenRunner(t *testing.T, urls []string, n int) {
 			t.Fatalf("run %s: %v", h.ID, err)
 		}
 	}
-	ws := d.(store.WorkflowStore)
+	ws := store.Workflows(d)
 	var worst time.Duration
 	moved, inflight := 0, 0
 	for _, h := range handles {

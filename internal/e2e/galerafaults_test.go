@@ -212,7 +212,7 @@ func loadedCluster(ctx context.Context, t *testing.T, c *testdb.GaleraCluster, n
 		}
 		handles[i] = h
 	}
-	db := d.(store.SQLDB).DB()
+	db := d.Capabilities().SQL
 	victim := ps[faultVictimNode]
 	testwait.For(t, 30*time.Second, "the victim's runner has journaled steps", func() bool {
 		var n int
@@ -233,7 +233,7 @@ func logWarnings(t *testing.T, p *proc) {
 
 // lastFinished is when the last of the runs completed.
 func lastFinished(ctx context.Context, t *testing.T, d store.Driver, hs []*voltro.Handle[demo.ChainOutput]) time.Time {
-	ws := d.(store.WorkflowStore)
+	ws := store.Workflows(d)
 	var last time.Time
 	for _, h := range hs {
 		x, err := ws.GetExecution(ctx, h.ID)
@@ -248,7 +248,7 @@ func lastFinished(ctx context.Context, t *testing.T, d store.Driver, hs []*voltr
 // checkRunsOnce: every run completed with each step journaled once, and the
 // victim's runner journaled nothing while its node was bad.
 func checkRunsOnce(ctx context.Context, t *testing.T, d store.Driver, hs []*voltro.Handle[demo.ChainOutput], victim string, from, to time.Time) {
-	ws := d.(store.WorkflowStore)
+	ws := store.Workflows(d)
 	moved := 0
 	for _, h := range hs {
 		x, err := ws.GetExecution(ctx, h.ID)

@@ -27,7 +27,7 @@ func startInputSchema(t *testing.T, url string) {
 	p := startDemo(t, "schema-a", env)
 	p.waitOutput(t, "voltro demo is running", 60*time.Second)
 	d := look(t, url)
-	ws := d.(store.WorkflowStore)
+	ws := store.Workflows(d)
 	testwait.For(t, 30*time.Second, "the runner row publishes demo.chain's input schema", func() bool {
 		rs, err := d.ListRunners(ctx)
 		if err != nil {

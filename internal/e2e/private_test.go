@@ -60,7 +60,7 @@ func TestSingleProcessRunnerStorage(t *testing.T) {
 	killed := a.kill()
 	startProc(t, "solo-a", env("solo-a", "0")) // resumes solo-a's runs; stopped by cleanup
 	d := look(t, url)
-	ws := d.(store.WorkflowStore)
+	ws := store.Workflows(d)
 	done := func(id string) bool {
 		x, err := ws.GetExecution(ctx, id)
 		return err == nil && x.Status == store.ExecCompleted

@@ -176,11 +176,7 @@ func retentionAcrossInstances(t *testing.T, dialect, url string) {
 		}))
 	}
 	d := look(t, url)
-	sq, ok := d.(store.SQLDB)
-	if !ok {
-		t.Fatal("the store has no SQL handle")
-	}
-	r := retDB{db: sq.DB(), d: d, dialect: dialect}
+	r := retDB{db: d.Capabilities().SQL, d: d, dialect: dialect}
 	testwait.For(t, 60*time.Second, "shards spread over the three runners", func() bool {
 		o := owners(t, d)
 		return o[ps[0].addr] == 100 && o[ps[1].addr] == 100 && o[ps[2].addr] == 100

@@ -15,7 +15,6 @@ import (
 	"github.com/voltro/voltro/internal/demo"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/rpc"
-	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/testdb"
 	"github.com/voltro/voltro/internal/testwait"
 )
@@ -44,7 +43,7 @@ func TestForgedTimerLeavesSleepingRunSuspended(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := look(t, url).(store.SQLDB).DB()
+	db := look(t, url).Capabilities().SQL
 	status := func() (st, shard string) {
 		_ = db.QueryRowContext(ctx, `SELECT status, shard FROM voltro_workflow_executions WHERE id = $1`, h.ID).Scan(&st, &shard)
 		return st, shard

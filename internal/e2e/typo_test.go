@@ -79,7 +79,7 @@ func unknownWorkflowTypo(t *testing.T, url string) {
 	if code != 1 || !strings.Contains(errOut, `no live runner hosts workflow "nosuch"`) || !strings.Contains(errOut, "demo.chain") || out != "" {
 		t.Fatalf("start of an unknown name: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if runs, err := d.(store.WorkflowStore).ListExecutions(ctx, store.ExecutionFilter{Name: "nosuch"}); err != nil || len(runs) != 0 {
+	if runs, err := store.Workflows(d).ListExecutions(ctx, store.ExecutionFilter{Name: "nosuch"}); err != nil || len(runs) != 0 {
 		t.Fatalf("a refused start wrote a run: %v %v", runs, err)
 	}
 	// A hosted name still starts.
@@ -155,7 +155,7 @@ func unknownWorkflowTypo(t *testing.T, url string) {
 	if code != 0 || !strings.Contains(out, "cancelled: no live runner hosts its workflow; 1 pending message(s) dead-lettered") {
 		t.Fatalf("cancel of a run nobody hosts: exit %d %q %q", code, out, errOut)
 	}
-	x, err := d.(store.WorkflowStore).GetExecution(ctx, ids[0])
+	x, err := store.Workflows(d).GetExecution(ctx, ids[0])
 	if err != nil || x.Status != store.ExecCancelled {
 		t.Fatalf("the cancelled run: %+v %v", x, err)
 	}

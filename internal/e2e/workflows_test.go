@@ -182,10 +182,7 @@ func crossInstanceResume(t *testing.T, urls []string, budget time.Duration) {
 			t.Fatalf("run %s: %v", h.ID, err)
 		}
 	}
-	ws, ok := d.(store.WorkflowStore)
-	if !ok {
-		t.Fatal("store keeps no workflows")
-	}
+	ws := store.Workflows(d)
 	var firstResume, lastResume time.Duration
 	resumed := 0
 	for _, h := range handles {
@@ -264,7 +261,7 @@ func TestRestartResume(t *testing.T) {
 		}
 	}
 	d := look(t, url)
-	ws := d.(store.WorkflowStore)
+	ws := store.Workflows(d)
 	first := time.Duration(-1)
 	for _, h := range hs {
 		j, _ := ws.Journal(ctx, h.ID)

@@ -130,7 +130,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 			return nil, err
 		}
 		e.ownsStore = true
-		if ex, ok := d.(store.Exclusive); ok {
+		if ex := d.Capabilities().Exclusive; ex != nil {
 			// One executing engine per database (a SQLite file), decided
 			// before migrating or reading any message; the OS drops the
 			// guard if this process dies.
@@ -180,7 +180,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 			e.tier = "none"
 		}
 	}
-	_, e.wakes = d.(store.WakeListener)
+	e.wakes = d.Capabilities().Wakes != nil
 	if e.secrets, err = clusterSecrets(ctx, cfg, d); err != nil {
 		return fail(err)
 	}
@@ -239,7 +239,7 @@ func (e *Engine) pollInterval() time.Duration {
 	// Wake-ups (NOTIFY, runner RPC, in process) do the work; polling only
 	// catches what a lost wake-up missed, so it can be slow. Timers for
 	// delayed messages are armed from the store and do not depend on it.
-	if _, ok := e.d.(store.WakeListener); ok {
+	if e.wakes {
 		return 10 * time.Second
 	}
 	if e.cfg.Clustered() {
@@ -320,7 +320,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	if e.sweeper != nil {
 		e.loops = append(e.loops, service.NewLoop(e.sweeper.Run))
 	}
-	if wl, ok := e.d.(store.WakeListener); ok {
+	if wl := e.d.Capabilities().Wakes; wl != nil {
 		e.loops = append(e.loops, service.NewLoop(func(ctx context.Context) {
 			if err := wl.ListenWakes(ctx, e.onWake); err != nil && ctx.Err() == nil {
 				e.log.Warn("wake listener stopped; falling back to polling", "err", err)

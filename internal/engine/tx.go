@@ -18,8 +18,8 @@ import (
 // TxWriter is the store's transactional writer, or an error saying that
 // this store keeps no SQL transactions (the memory store).
 func (e *Engine) TxWriter() (store.TxWriter, error) {
-	tw, ok := e.d.(store.TxWriter)
-	if !ok {
+	tw := e.d.Capabilities().Tx
+	if tw == nil {
 		return nil, errs.New(errs.CodeInvalidArgument, "the %s store has no SQL transactions: a start or send in a transaction needs PostgreSQL, MariaDB/MySQL or SQLite", e.d.Dialect())
 	}
 	return tw, nil
@@ -54,8 +54,8 @@ func (e *Engine) AfterCommit(shard string, id int64) {
 	if e.wakes {
 		return
 	}
-	cw, ok := e.d.(store.CommitWaiter)
-	if !ok {
+	cw := e.d.Capabilities().CommitWaits
+	if cw == nil {
 		return
 	}
 	e.mu.Lock()

@@ -213,7 +213,7 @@ func (t *Telemetry) StartWorkflow(ctx context.Context, name, id, tp string) (con
 	}
 }
 
-// StartContexts reads a run's start context (store.WorkflowStore has it).
+// StartContexts reads a run's start context (store.Workflows has it).
 type StartContexts interface {
 	GetStartContext(ctx context.Context, id string) (store.StartContext, error)
 }

@@ -96,7 +96,7 @@ func (r Result) Total(table string) int64 {
 // Store is what a pass needs of a store.
 type Store interface {
 	Now(ctx context.Context) (time.Time, error)
-	store.Sweeper
+	store.Retention
 }
 
 // Pass sweeps every kind of p once, to the end or until opts.Continue says

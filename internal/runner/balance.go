@@ -14,34 +14,13 @@ import (
 
 // survey returns the ledger and real lock state of every shard.
 func (r *Runner) survey(ctx context.Context) (map[string]store.ShardState, error) {
-	out := make(map[string]store.ShardState, len(r.all))
-	if sv, ok := r.locker.(store.ShardSurveyor); ok {
-		states, err := sv.Survey(ctx, r.all)
-		if err != nil {
-			return nil, err
-		}
-		for _, st := range states {
-			out[st.Shard] = st
-		}
-		return out, nil
-	}
-	// Fallback: the ledger alone. An owner counts as holding its shard
-	// while the runner looks live; crashed owners are found by heartbeat.
-	locks, err := r.d.ShardLocks(ctx)
+	states, err := r.locker.Survey(ctx, r.all)
 	if err != nil {
 		return nil, err
 	}
-	liveSet := map[string]bool{}
-	for _, rr := range r.live {
-		liveSet[rr.Address] = true
-	}
-	for _, sh := range r.all {
-		out[sh] = store.ShardState{Shard: sh, Free: true}
-	}
-	for _, l := range locks {
-		if _, ok := out[l.Shard]; ok {
-			out[l.Shard] = store.ShardState{Shard: l.Shard, Owner: l.Owner, Epoch: l.Epoch, Free: l.Owner == "" || l.Expired || !liveSet[l.Owner]}
-		}
+	out := make(map[string]store.ShardState, len(r.all))
+	for _, st := range states {
+		out[st.Shard] = st
 	}
 	return out, nil
 }
@@ -187,11 +166,7 @@ func (r *Runner) move(ctx context.Context, states map[string]store.ShardState, n
 				r.markUnacquired(sh, now)
 				continue // the holder hands it over when it sees the proposal
 			}
-			if _, batch := r.locker.(store.BatchLocker); batch {
-				take = append(take, sh)
-			} else if r.acquire(ctx, sh, now) {
-				r.moveLog.add(&r.moveLog.acquired, st.Owner)
-			}
+			take = append(take, sh)
 		case want != r.opts.Address && mine && !r.releasing[sh] && want != "":
 			give = append(give, sh)
 		case st.Free && want != r.opts.Address && !mine:
@@ -259,7 +234,7 @@ func (r *Runner) acquire(ctx context.Context, shard string, now time.Time) bool 
 // 150 shards in one pass).
 func (r *Runner) acquireMany(ctx context.Context, shards []string, states map[string]store.ShardState, now time.Time) {
 	started := time.Now()
-	got, err := r.locker.(store.BatchLocker).AcquireMany(ctx, shards, r.opts.LeaseTTL)
+	got, err := r.locker.AcquireMany(ctx, shards, r.opts.LeaseTTL)
 	for _, sh := range shards {
 		if e, ok := got[sh]; ok {
 			r.acquired(sh, e, started)
@@ -348,15 +323,7 @@ func (r *Runner) release(ctx context.Context, shards []string, epochs map[string
 	if r.locker == nil || len(held) == 0 {
 		return
 	}
-	if bl, ok := r.locker.(store.BatchLocker); ok {
-		if err := bl.ReleaseMany(ctx, held); err != nil {
-			r.log.Warn("workflow runner: releasing shards failed", "shards", len(held), "err", err)
-		}
-		return
-	}
-	for sh, e := range held {
-		if err := r.locker.Release(ctx, sh, e); err != nil {
-			r.log.Warn("workflow runner: releasing shard failed", "shard", sh, "err", err)
-		}
+	if err := r.locker.ReleaseMany(ctx, held); err != nil {
+		r.log.Warn("workflow runner: releasing shards failed", "shards", len(held), "err", err)
 	}
 }

@@ -27,8 +27,8 @@ func (r *Runner) ownAddress(ctx context.Context, now time.Time) bool {
 	if r.superseded {
 		return false
 	}
-	if pp, ok := r.locker.(store.PresenceProber); ok && r.opts.Mode == store.LockAdvisory {
-		if pp.Present() {
+	if r.opts.Mode == store.LockAdvisory {
+		if r.locker.Present() {
 			r.setRefused("")
 			return true
 		}
@@ -88,12 +88,7 @@ type addressWatch struct {
 // address, then reopens the locker so it takes the presence lock.
 func (r *Runner) fenceOwnPredecessor(ctx context.Context, row store.Runner) {
 	age := row.HeartbeatAge.Round(time.Millisecond)
-	f, ok := r.locker.(store.Fencer)
-	if !ok {
-		r.setRefused(fmt.Sprintf("an earlier process at this address (heartbeat %s old) still holds its locks", age))
-		return
-	}
-	n, err := f.Fence(ctx, r.opts.Address, nil)
+	n, err := r.locker.Fence(ctx, r.opts.Address, nil)
 	if err != nil {
 		r.setRefused(fmt.Sprintf("an earlier process at this address (heartbeat %s old) still holds its locks and its session could not be ended: %v", age, err))
 		return

@@ -22,8 +22,7 @@ import (
 // the database only while such proposals exist, so an idle, balanced
 // cluster pays nothing for it.
 func (r *Runner) probePresence(ctx context.Context, states map[string]store.ShardState, now time.Time) bool {
-	pp, ok := r.locker.(store.PresenceProber)
-	if !ok || r.opts.Mode != store.LockAdvisory {
+	if r.opts.Mode != store.LockAdvisory {
 		return false
 	}
 	var peers []string
@@ -41,7 +40,7 @@ func (r *Runner) probePresence(ctx context.Context, states map[string]store.Shar
 		return false
 	}
 	slices.Sort(peers)
-	absent, err := pp.Absent(ctx, peers)
+	absent, err := r.locker.Absent(ctx, peers)
 	if err != nil {
 		r.log.Debug("workflow runner: presence probe failed; relying on the grace period", "err", err)
 		return false

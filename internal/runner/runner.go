@@ -345,7 +345,7 @@ func (r *Runner) heartbeat(ctx context.Context) bool {
 	if len(r.held) == 0 {
 		return true
 	}
-	if _, surveys := r.locker.(store.ShardSurveyor); surveys && r.opts.Mode == store.LockAdvisory {
+	if r.opts.Mode == store.LockAdvisory {
 		// Session locks need no extending, and the survey that runs on
 		// every tick already compares the ledger with what we hold.
 		return true

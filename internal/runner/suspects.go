@@ -74,8 +74,7 @@ func (r *Runner) forgetSuspects(now time.Time) {
 // reports whether it ended any: the caller surveys again, sees their shards
 // free and takes them over as from a crashed peer.
 func (r *Runner) fenceFrozen(ctx context.Context, states map[string]store.ShardState, now time.Time) bool {
-	f, ok := r.locker.(store.Fencer)
-	if !ok || r.opts.Mode != store.LockAdvisory {
+	if r.opts.Mode != store.LockAdvisory {
 		return false
 	}
 	frozen := map[string][]string{}
@@ -105,7 +104,7 @@ func (r *Runner) fenceFrozen(ctx context.Context, states map[string]store.ShardS
 		}
 		r.fenced[p] = now
 		age := r.rows[p].HeartbeatAge.Round(time.Millisecond)
-		n, err := f.Fence(ctx, p, frozen[p])
+		n, err := r.locker.Fence(ctx, p, frozen[p])
 		if err != nil {
 			msg := err.Error()
 			if errors.Is(err, errs.ErrPermission) {

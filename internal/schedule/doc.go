@@ -16,6 +16,6 @@
 // _voltro_schedule_runs with the replica and its coordination outcome.
 //
 // The package writes no SQL: it keeps its records through the store
-// (store.ScheduleStore, see Store), whose versioned migrations create the
+// (store.Schedules, see Store), whose versioned migrations create the
 // tables.
 package schedule

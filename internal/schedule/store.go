@@ -1,5 +1,5 @@
 // What the scheduler needs of the store, and the records that cross it.
-// The storage contract is the store's (store.ScheduleStore, with its
+// The storage contract is the store's (store.Schedules, with its
 // conformance suite in storetest); the names here are the scheduler's for
 // the same records.
 
@@ -20,7 +20,7 @@ import (
 type Store interface {
 	Dialect() store.Dialect
 	Now(ctx context.Context) (time.Time, error)
-	store.ScheduleStore
+	store.Schedules
 }
 
 type (

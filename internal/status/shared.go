@@ -33,16 +33,12 @@ func readShared(ctx context.Context, d store.Driver, stale time.Duration) *Share
 			}
 		}
 	}
-	ov, ok := d.(store.Overviewer)
-	if !ok {
-		return sh
-	}
-	if s, err := readSchedules(ctx, d, ov); err != nil {
+	if s, err := readSchedules(ctx, d); err != nil {
 		sh.Errors = append(sh.Errors, fmt.Sprintf("schedules: %v", err))
 	} else {
 		sh.Schedules = s
 	}
-	if w, err := readWorkflows(ctx, ov); err != nil {
+	if w, err := readWorkflows(ctx, d); err != nil {
 		sh.Errors = append(sh.Errors, fmt.Sprintf("workflows: %v", err))
 	} else {
 		sh.Workflows = w
@@ -56,23 +52,19 @@ func readShared(ctx context.Context, d store.Driver, stale time.Duration) *Share
 // than show zeros. A schedule's definition row stays, so once one ran the
 // footer shows its activity for good.
 func schedulesRecorded(ctx context.Context, d store.Driver) (bool, error) {
-	ss, ok := d.(store.ScheduleStore)
-	if !ok {
-		return true, nil
-	}
-	sums, err := ss.ScheduleSummaries(ctx)
+	sums, err := d.ScheduleSummaries(ctx)
 	return len(sums) > 0, err
 }
 
 // readSchedules is the schedule activity of the last ActiveWindow
 // seconds by the store's clock, and each schedule's latest claim with its
 // age; nil where the store has no schedule tables or no schedule ran.
-func readSchedules(ctx context.Context, d store.Driver, ov store.Overviewer) (*ScheduleState, error) {
+func readSchedules(ctx context.Context, d store.Driver) (*ScheduleState, error) {
 	now, err := d.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
-	o, err := ov.ScheduleOverview(ctx, now.Add(-ActiveWindow*time.Second))
+	o, err := d.ScheduleOverview(ctx, now.Add(-ActiveWindow*time.Second))
 	if err != nil || o == nil {
 		return nil, err
 	}
@@ -99,7 +91,7 @@ func replicaRuns(in []store.ReplicaRuns) []ReplicaRuns {
 
 // readWorkflows counts the runs in flight; nil where the store has no
 // workflow tables.
-func readWorkflows(ctx context.Context, ov store.Overviewer) (*WorkflowCounts, error) {
+func readWorkflows(ctx context.Context, ov store.Overview) (*WorkflowCounts, error) {
 	n, err := ov.CountExecutions(ctx, store.ExecRunning, store.ExecSuspended)
 	if err != nil || n == nil {
 		return nil, err

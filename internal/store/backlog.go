@@ -39,8 +39,9 @@ type ExecutionCancel struct {
 	ReplyErr   []byte
 }
 
-// BacklogStore is implemented by every store.
-type BacklogStore interface {
+// Backlog is the group of the operator's ways out of a backlog nobody
+// drains.
+type Backlog interface {
 	// DeadLetterBacklog moves the messages sel picks to dead with
 	// lastError and stores for each a final reply carrying replyErr (a
 	// reply already stored is kept), in one transaction. It returns how
@@ -74,13 +75,13 @@ func HostedTypes(runners []Runner, stale time.Duration) map[string][]string {
 }
 
 // DeadLetterUnhosted dead-letters the backlog sel picks (see
-// BacklogStore.DeadLetterBacklog), why being the messages' last error and
+// Backlog.DeadLetterBacklog), why being the messages' last error and
 // their replies' message. Unless force, it refuses (errs.CodeInvalidArgument)
 // a type a live runner hosts (heartbeat younger than stale): that runner
 // drains it. It is the one operation behind `voltro messages dead` and the
 // dashboard's action of the same name.
 func DeadLetterUnhosted(ctx context.Context, d Driver, sel BacklogSelect, stale time.Duration, force bool, why string) (int, error) {
-	bs, ok := d.(BacklogStore)
+	bs, ok := d.(Backlog)
 	if !ok {
 		return 0, errs.New(errs.CodeUnavailable, "the %s store cannot dead-letter a backlog", d.Dialect())
 	}

@@ -5,15 +5,39 @@ import (
 	"time"
 )
 
-// Driver is the storage contract. Every implementation must pass
-// storetest.Run. Times that matter for correctness (heartbeats, leases, claim
-// expiry, deliver_at) are judged by the store's own clock, never the caller's
+// Driver is the storage contract: one interface, composed of the groups
+// every store implements (memory, SQLite, PostgreSQL, MariaDB/MySQL), so
+// no caller ever asks whether a store "has" workflows or schedules. What
+// only some stores can do (writes in the caller's transaction, batched
+// starts, pushed wake-ups, an exclusive file, benchmark probes) comes from
+// Capabilities, never from a type assertion. storetest.Exercise pins the
+// semantics of every group on every store.
+//
+// Times that matter for correctness (heartbeats, leases, claim expiry,
+// deliver_at) are judged by the store's own clock, never the caller's
 // (each store takes a test clock as an option; see storetest).
 //
 // Error contract: a fenced write returns an error matching errs.ErrFenced; a
 // missing row errs.ErrNotFound; a storage outage wraps the driver's error with
 // errs.ErrUnavailable where the driver can tell.
 type Driver interface {
+	Cluster
+	Messages
+	Workflows
+	Introspection
+	Schedules
+	Retention
+	Overview
+	Backlog
+	// Capabilities says what this store offers beyond the contract. It is
+	// the same value for the store's whole life.
+	Capabilities() Capabilities
+}
+
+// Cluster is the group of the cluster's own facts: the store itself (its
+// dialect, migrations, clock and health), the cluster config and secret,
+// the runner rows, and the shard locks with their epoch ledger.
+type Cluster interface {
 	Dialect() Dialect
 	// Migrate applies the embedded, versioned migrations not yet applied. It
 	// is safe when several processes call it at once (it runs under a lock).
@@ -54,7 +78,12 @@ type Driver interface {
 	NewLocker(ctx context.Context, mode LockMode, owner string) (Locker, error)
 	// ShardLocks returns the epoch ledger, ordered by shard.
 	ShardLocks(ctx context.Context) ([]ShardLock, error)
+}
 
+// Messages is the group of persisted messages to entities and their
+// replies: enqueued with a dedupe key, claimed under a fenced claim,
+// completed, released, retried and dead-lettered.
+type Messages interface {
 	// Enqueue persists a message (see Message for Delay/DeliverAt). A repeated
 	// non-empty DedupeKey inserts nothing and returns the earlier message's ID
 	// with Duplicate set and its final reply if it has one. With claim != nil
@@ -104,8 +133,15 @@ type Driver interface {
 
 // Locker holds shard locks and the runner heartbeat on one reserved
 // connection. Every successful Acquire increments the shard's epoch in the
-// ledger. Lockers are used by one goroutine at a time.
+// ledger. Lockers are used by one goroutine at a time. Every store's locker
+// has every part: one without sessions answers the presence and fencing
+// parts as row mode does, and one without batch statements takes many
+// shards one by one (OneByOne).
 type Locker interface {
+	ShardSurveyor
+	PresenceProber
+	Fencer
+	BatchLocker
 	Mode() LockMode
 	// Acquire tries once, without blocking, to take shard. ok=false when
 	// another runner holds it (advisory: the session lock; row: an unexpired

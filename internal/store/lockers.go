@@ -1,41 +1,12 @@
 package store
 
+// The parts of a Locker beyond taking and refreshing one shard: surveys,
+// presence, fencing and batches.
+
 import (
 	"context"
-	"database/sql"
 	"time"
 )
-
-// SQLDB is implemented by the SQL stores: the application pool as a
-// database/sql handle, for features that keep their own small tables
-// (change capture) and for the application's own writes. Schedules no
-// longer use it: they are part of the contract (ScheduleStore).
-type SQLDB interface {
-	DB() *sql.DB
-}
-
-// WakeKind says what a Wake is about.
-type WakeKind string
-
-const (
-	WakeMessage WakeKind = "message" // a message was enqueued (or replayed)
-	WakeReply   WakeKind = "reply"   // a final reply was stored
-)
-
-// Wake is a push notification from a store with a native feed.
-type Wake struct {
-	Kind  WakeKind
-	Shard string // for WakeMessage
-	ID    int64  // message id (the request id for WakeReply)
-}
-
-// WakeListener is implemented by stores that can push wake-ups (PostgreSQL
-// LISTEN/NOTIFY). ListenWakes blocks on a dedicated connection, calling fn for
-// every wake, reconnecting on failure, until ctx ends. After a reconnect it
-// calls fn with a zero Wake, meaning "you may have missed some: re-read".
-type WakeListener interface {
-	ListenWakes(ctx context.Context, fn func(Wake)) error
-}
 
 // ShardState is one shard as a survey sees it.
 type ShardState struct {
@@ -47,16 +18,16 @@ type ShardState struct {
 	Free bool
 }
 
-// ShardSurveyor is implemented by lockers that can report, in one query,
-// the ledger and the real lock state of many shards. A ledger owner whose
+// ShardSurveyor is the Locker's report, in one query, of the ledger and
+// the real lock state of many shards. A ledger owner whose
 // shard is free has lost its session or lease: it crashed or is cut off.
 type ShardSurveyor interface {
 	Survey(ctx context.Context, shards []string) ([]ShardState, error)
 }
 
-// PresenceProber is implemented by lockers that, in advisory mode, hold a
-// session lock naming their runner from NewLocker until Close or the end
-// of their session. Absent returns the runners among those given whose
+// PresenceProber is the Locker's part that, in advisory mode, holds a
+// session lock naming its runner from NewLocker until Close or the end of
+// its session. Absent returns the runners among those given whose
 // presence lock nobody holds: no live locker session stands behind them,
 // whatever their heartbeat row says (the process was killed, or its lock
 // connection dropped). In row mode there is no session to probe and Absent
@@ -71,7 +42,7 @@ type PresenceProber interface {
 	Present() bool
 }
 
-// Fencer is implemented by lockers whose locks live in a database session
+// Fencer is the Locker's part for locks that live in a database session
 // (advisory mode). Fence ends, through the database, every session except
 // the caller's own that holds runner's presence lock or the lock of one of
 // shards: the way to free the locks of a runner that is frozen (a stopped
@@ -87,8 +58,9 @@ type Fencer interface {
 // shard id (group "/" index) can take this form.
 func PresenceKey(runner string) string { return "@runner " + runner }
 
-// BatchLocker is implemented by lockers that can take and release many
-// shards in a few round trips instead of several per shard, so a runner
+// BatchLocker takes and releases many shards in a few round trips instead
+// of several per shard where the store can (OneByOne where it cannot), so
+// a runner
 // taking over or handing over 150 shards (a restart, a failover, a join)
 // does so in one pass. AcquireMany tries each shard once, without
 // blocking, with Acquire's rules and effects (each shard taken gets a new
@@ -98,4 +70,38 @@ func PresenceKey(runner string) string { return "@runner " + runner }
 type BatchLocker interface {
 	AcquireMany(ctx context.Context, shards []string, ttl time.Duration) (map[string]int64, error)
 	ReleaseMany(ctx context.Context, held map[string]int64) error
+}
+
+// OneByOne is the BatchLocker of a locker that has no batch statements:
+// each shard is acquired or released on its own.
+type OneByOne struct {
+	Acquire func(ctx context.Context, shard string, ttl time.Duration) (int64, bool, error)
+	Release func(ctx context.Context, shard string, epoch int64) error
+}
+
+// AcquireMany acquires each shard in turn, stopping at the first error.
+func (o OneByOne) AcquireMany(ctx context.Context, shards []string, ttl time.Duration) (map[string]int64, error) {
+	got := make(map[string]int64, len(shards))
+	for _, sh := range shards {
+		e, ok, err := o.Acquire(ctx, sh, ttl)
+		if err != nil {
+			return got, err
+		}
+		if ok {
+			got[sh] = e
+		}
+	}
+	return got, nil
+}
+
+// ReleaseMany releases each shard in turn, returning the first error after
+// trying them all.
+func (o OneByOne) ReleaseMany(ctx context.Context, held map[string]int64) error {
+	var first error
+	for sh, e := range held {
+		if err := o.Release(ctx, sh, e); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

@@ -41,10 +41,10 @@ type ScheduleOverview struct {
 	Latest []LatestClaim
 }
 
-// Overviewer is implemented by every store. Lists are ordered by replica
-// id, Latest by schedule name, and are empty (not nil) when nothing
-// counts.
-type Overviewer interface {
+// Overview is the group of read-only counts over the whole database.
+// Lists are ordered by replica id, Latest by schedule name, and are empty
+// (not nil) when nothing counts.
+type Overview interface {
 	// ScheduleOverview reads the schedule activity as of since. It
 	// returns nil, and no error, when the database has no schedule tables
 	// (one not migrated this far).

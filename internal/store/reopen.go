@@ -5,8 +5,8 @@ package store
 
 import "context"
 
-// RunReopener is implemented by the stores that keep workflows.
-type RunReopener interface {
+// Reopener is the Workflows group's way back for a finished run.
+type Reopener interface {
 	// ReopenExecution, in one transaction, when run id's status is one of
 	// from: deletes its journal entries from seq truncate on (truncate < 0
 	// keeps them all), makes it running again (no output, error, finish

@@ -144,8 +144,8 @@ type Oldest struct {
 	Dead time.Time
 }
 
-// Sweeper is implemented by every store.
-type Sweeper interface {
+// Retention is the group of history deletion (docs/retention.md).
+type Retention interface {
 	// Sweep deletes one batch of req.Kind in one transaction: a run goes
 	// with all its rows or not at all, a message with its reply. Every
 	// rule above is checked by the statements that delete, so concurrent

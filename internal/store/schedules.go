@@ -139,11 +139,10 @@ type ScheduleGCResult struct {
 	Claims, Runs, Abandoned int64
 }
 
-// ScheduleStore keeps the claims, run records and definitions of
-// schedules. Every store implements it next to Driver; the schedule
-// conformance suite (storetest.RunSchedules) pins its semantics. Writes
-// are single statements, safe from many replicas at once.
-type ScheduleStore interface {
+// Schedules is the group of the claims, run records and definitions of
+// schedules. Writes are single statements, safe from many replicas at
+// once.
+type Schedules interface {
 	// ClaimScheduleTick inserts the claim row c.Key(), stamped with the
 	// store's now. It reports true for the one caller, among every
 	// replica, whose insert created the row, and false, with no error,

@@ -151,9 +151,11 @@ type BatchStarter interface {
 	StartExecutions(ctx context.Context, reqs []StartRequest) ([]StartOutcome, error)
 }
 
-// WorkflowStore keeps workflow runs durable. Drivers implement it next to
-// Driver; the workflow conformance suite pins its semantics.
-type WorkflowStore interface {
+// Workflows is the group of durable workflow runs: the run rows, their
+// start contexts, journals and signals, fenced run writes, and reopening a
+// finished run (Reopener).
+type Workflows interface {
+	Reopener
 	// StartExecution inserts x (and its start context) and enqueues start,
 	// atomically. If an execution with x.ID exists, nothing is written and
 	// existing=true with the stored row. claim works as in Enqueue.
@@ -236,9 +238,9 @@ type IntrospectionBatch struct {
 // Len is the number of records in the batch.
 func (b IntrospectionBatch) Len() int { return len(b.Runs) + len(b.Steps) + len(b.Events) }
 
-// WorkflowIntrospection writes and reads the introspection tables. Writes
+// Introspection writes and reads the introspection tables. Writes
 // are fire-and-forget: the engine never reads them for correctness.
-type WorkflowIntrospection interface {
+type Introspection interface {
 	// Record writes a batch in one transaction: runs upserted by execution
 	// id (a zero StartedAt keeps the stored one), steps upserted by
 	// (execution, seq, attempt), events appended (a zero At is now). Later

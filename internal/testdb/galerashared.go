@@ -43,13 +43,21 @@ var shared struct {
 // NewGalera for failover tests.
 func Galera(t testing.TB) []string {
 	t.Helper()
+	return GaleraDB(t, "")
+}
+
+// GaleraDB is Galera on a database of its own for each suffix (the
+// package's name with suffix appended): a test that holds two databases at
+// once asks for two suffixes.
+func GaleraDB(t testing.TB, suffix string) []string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	urls, err := sharedGalera(ctx)
 	if err != nil {
 		t.Fatalf("testdb: %v", err)
 	}
-	name := galeraDBName()
+	name := galeraDBName() + suffix
 	var dsns []string
 	out := make([]string, len(urls))
 	for i, u := range urls {
@@ -133,8 +141,8 @@ func galeraDBName() string {
 	}
 	sum := sha256.Sum256([]byte(wd))
 	base := regexp.MustCompile(`[^a-z0-9_]`).ReplaceAllString(strings.ToLower(filepath.Base(wd)), "_")
-	if len(base) > 30 {
-		base = base[:30]
+	if len(base) > 24 { // room for GaleraDB's suffix within 64
+		base = base[:24]
 	}
 	return "voltro_t_galera_" + base + "_" + hex.EncodeToString(sum[:3])
 }

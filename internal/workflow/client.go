@@ -27,12 +27,7 @@ func OpenClient(ctx context.Context, cfg config.Config, log *slog.Logger) (*Engi
 		_ = d.Close()
 		return nil, nil, err
 	}
-	w, err := New(e)
-	if err != nil {
-		_ = e.Close(ctx)
-		_ = d.Close()
-		return nil, nil, err
-	}
+	w := New(e)
 	return w, func() {
 		w.Close()
 		_ = e.Close(context.Background())

@@ -55,7 +55,7 @@ func everyStepAttemptRecorded(t *testing.T, url string) {
 		t.Fatalf("result %d, %v", v, err)
 	}
 	d, _ := obstest.OpenStore(t, url)
-	in := d.(store.WorkflowIntrospection)
+	in := store.Introspection(d)
 	want := "0/first-try/1/completed 1/flaky/1/retrying 1/flaky/2/completed"
 	var got string
 	deadline := time.Now().Add(10 * time.Second)

@@ -144,14 +144,12 @@ func (w *Engine) CancelRun(ctx context.Context, id string) (CancelOutcome, error
 		return CancelOutcome{Status: x.Status}, nil
 	}
 	typ := EntityPrefix + x.Name
-	if bs, ok := w.e.Store().(store.BacklogStore); ok {
-		h, err := w.Hosting(ctx, x.Name)
-		if err != nil {
-			return CancelOutcome{}, err
-		}
-		if h.Judged && len(h.Hosts) == 0 {
-			return w.cancelUnhosted(ctx, bs, x, typ)
-		}
+	h, err := w.Hosting(ctx, x.Name)
+	if err != nil {
+		return CancelOutcome{}, err
+	}
+	if h.Judged && len(h.Hosts) == 0 {
+		return w.cancelUnhosted(ctx, w.e.Store(), x, typ)
 	}
 	ok, err := w.ws.RequestCancel(ctx, id, &store.Message{Shard: x.Shard, EntityType: typ, EntityID: x.ID, Tag: TagCancel, DedupeKey: "wf-cancel:" + x.ID})
 	if err != nil {
@@ -167,7 +165,7 @@ func (w *Engine) CancelRun(ctx context.Context, id string) (CancelOutcome, error
 	return CancelOutcome{Requested: true}, nil
 }
 
-func (w *Engine) cancelUnhosted(ctx context.Context, bs store.BacklogStore, x store.Execution, typ string) (CancelOutcome, error) {
+func (w *Engine) cancelUnhosted(ctx context.Context, bs store.Backlog, x store.Execution, typ string) (CancelOutcome, error) {
 	why := fmt.Sprintf("workflow %s cancelled while no live runner hosted %s", x.ID, typ)
 	reason := errs.Encode(errs.New(errs.CodeCancelled, "%s", why))
 	done, n, err := bs.CancelExecution(ctx, store.ExecutionCancel{ID: x.ID, EntityType: typ, Error: reason, LastError: why, ReplyErr: reason})

@@ -38,7 +38,7 @@ const (
 )
 
 type recorder struct {
-	in      store.WorkflowIntrospection
+	in      store.Introspection
 	replica string
 	runner  string // this engine's runner address, for event rows
 	now     func() time.Time
@@ -59,7 +59,7 @@ type recorder struct {
 	once    sync.Once
 }
 
-func newRecorder(in store.WorkflowIntrospection, replica string, log *slog.Logger) *recorder {
+func newRecorder(in store.Introspection, replica string, log *slog.Logger) *recorder {
 	r := &recorder{in: in, replica: replica, log: log, now: time.Now,
 		wake: make(chan struct{}, 1), full: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if in == nil {

@@ -40,7 +40,7 @@ type runRead struct {
 	err error
 }
 
-// runReader coalesces the reads of runs by id (store.WorkflowStore's
+// runReader coalesces the reads of runs by id (store.Workflows's
 // PollExecutions).
 type runReader struct {
 	get     func(ctx context.Context, ids []string) ([]store.Execution, error)

@@ -29,10 +29,6 @@ func (w *Engine) Retry(ctx context.Context, id string) error { return w.reopen(c
 
 func (w *Engine) reopen(ctx context.Context, id string, retry bool) error {
 	verb := map[bool]string{false: "resume", true: "retry"}[retry]
-	ro, ok := w.ws.(store.RunReopener)
-	if !ok {
-		return errs.New(errs.CodeUnavailable, "the %s store cannot %s runs", w.e.Store().Dialect(), verb)
-	}
 	x, err := w.ws.GetExecution(ctx, id)
 	if err != nil {
 		return err
@@ -56,7 +52,7 @@ func (w *Engine) reopen(ctx context.Context, id string, retry bool) error {
 		}
 	}
 	wake := &store.Message{Shard: x.Shard, EntityType: EntityPrefix + x.Name, EntityID: x.ID, Tag: TagResume}
-	found, reopened, err := ro.ReopenExecution(ctx, id, reopenable, truncate, wake)
+	found, reopened, err := w.ws.ReopenExecution(ctx, id, reopenable, truncate, wake)
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ type definition struct {
 // Engine registers, starts and drives workflows.
 type Engine struct {
 	e      *engine.Engine
-	ws     store.WorkflowStore
+	ws     store.Workflows
 	wr     *runWriter // group commit of the runner's journal and state writes
 	starts *starter   // group commit of starts, where the store batches them
 	reads  *runReader // Result's reads of run rows, shared
@@ -69,19 +69,15 @@ type Engine struct {
 	routed, starters peerRuns
 }
 
-// New attaches workflows to an engine whose store keeps workflow state.
-func New(e *engine.Engine) (*Engine, error) {
-	ws, ok := e.Store().(store.WorkflowStore)
-	if !ok {
-		return nil, errs.New(errs.CodeUnavailable, "the %s store does not keep workflows", e.Store().Dialect())
-	}
-	in, _ := e.Store().(store.WorkflowIntrospection)
-	w := &Engine{e: e, ws: ws, wr: newRunWriter(ws), starts: newStarter(ws), reads: newRunReader(ws.PollExecutions), log: e.Logger(), tel: e.Telemetry(), clk: e.Clock(), defs: map[string]*definition{}, waiters: map[string][]chan store.Execution{}}
+// New attaches workflows to an engine.
+func New(e *engine.Engine) *Engine {
+	ws := e.Store()
+	w := &Engine{e: e, ws: ws, wr: newRunWriter(ws), starts: newStarter(ws, ws.Capabilities().BatchStarts), reads: newRunReader(ws.PollExecutions), log: e.Logger(), tel: e.Telemetry(), clk: e.Clock(), defs: map[string]*definition{}, waiters: map[string][]chan store.Execution{}}
 	e.HandleStarts(w.onRoutedStart, w.onRunEnded)
-	w.intro = newRecorder(in, e.Config().ReplicaID, e.Logger())
+	w.intro = newRecorder(ws, e.Config().ReplicaID, e.Logger())
 	w.intro.runner = e.Address()
 	w.intro.now = w.clk.Now
-	return w, nil
+	return w
 }
 
 // Core is the engine the workflows run on: a client sends entity messages

@@ -215,13 +215,13 @@ func (r *runWriter) close() { r.g.close() }
 // could not take (a duplicate the store reports as an error, say) does not
 // fail the others; one the database did not answer fails them all at once.
 type starter struct {
-	ws store.WorkflowStore
+	ws store.Workflows
 	g  *groupCommit[store.StartRequest, store.StartOutcome] // nil: no batching
 }
 
-func newStarter(ws store.WorkflowStore) *starter {
+func newStarter(ws store.Workflows, bs store.BatchStarter) *starter {
 	s := &starter{ws: ws}
-	if bs, ok := ws.(store.BatchStarter); ok {
+	if bs != nil {
 		s.g = newGroupCommit(func(ctx context.Context, qs []store.StartRequest) ([]store.StartOutcome, error) {
 			if len(qs) > 1 {
 				out, err := bs.StartExecutions(ctx, qs)

@@ -169,7 +169,7 @@ func TestWorkflowSpansJoinAcrossInstances(t *testing.T) {
 
 	// voltro traces: the same run from the introspection tables
 	d, _ := obstest.OpenStore(t, url)
-	ws, in := d.(store.WorkflowStore), d.(store.WorkflowIntrospection)
+	ws, in := store.Workflows(d), store.Introspection(d)
 	obstest.WaitFor(t, 10*time.Second, "the introspection rows", func() bool {
 		steps, _ := in.RunSteps(ctx, h.ID)
 		events, _ := in.RunEvents(ctx, h.ID)
@@ -263,7 +263,7 @@ func TestUntracedStartStillJoins(t *testing.T) {
 	}
 	d, _ := obstest.OpenStore(t, url)
 	var out bytes.Buffer
-	if err := cli.Traces(ctx, d.(store.WorkflowStore), d.(store.WorkflowIntrospection), h.ID, "text", &out); err != nil {
+	if err := cli.Traces(ctx, store.Workflows(d), store.Introspection(d), h.ID, "text", &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "trace:     "+want.TraceID().String()+" (derived from the execution id") {

@@ -67,7 +67,7 @@ type Item struct {
 
 // BuildTimeline reads everything known about execution id. in may be nil
 // (a store without introspection tables).
-func BuildTimeline(ctx context.Context, ws store.WorkflowStore, in store.WorkflowIntrospection, id string) (Timeline, error) {
+func BuildTimeline(ctx context.Context, ws store.Workflows, in store.Introspection, id string) (Timeline, error) {
 	x, err := ws.GetExecution(ctx, id)
 	if err != nil {
 		return Timeline{}, fmt.Errorf("reading execution %s: %w", id, err)
@@ -116,7 +116,7 @@ func BuildTimeline(ctx context.Context, ws store.WorkflowStore, in store.Workflo
 
 // addIntrospection adds the step attempts and events of run id, noting
 // which steps were attempted and which replica each runner address is.
-func (tl *Timeline) addIntrospection(ctx context.Context, in store.WorkflowIntrospection, id string, attempted map[int]bool, replicaOf map[string]string) error {
+func (tl *Timeline) addIntrospection(ctx context.Context, in store.Introspection, id string, attempted map[int]bool, replicaOf map[string]string) error {
 	steps, err := in.RunSteps(ctx, id)
 	if err != nil {
 		return fmt.Errorf("reading the step attempts of %s: %w", id, err)
@@ -203,7 +203,7 @@ func sortedKeys(m map[string]bool) []string {
 }
 
 // Traces prints execution id's timeline as a table (format text) or JSON.
-func Traces(ctx context.Context, ws store.WorkflowStore, in store.WorkflowIntrospection, id, format string, stdout io.Writer) error {
+func Traces(ctx context.Context, ws store.Workflows, in store.Introspection, id, format string, stdout io.Writer) error {
 	if format != "" && format != "text" && format != "table" && format != "json" {
 		return errs.New(errs.CodeInvalidArgument, "--format %q: use text or json", format)
 	}

@@ -9,8 +9,6 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-var _ store.BacklogStore = (*Store)(nil)
-
 func (s *Store) DeadLetterBacklog(_ context.Context, sel store.BacklogSelect, lastError string, replyErr []byte) (int, error) {
 	if sel.EntityType == "" {
 		return 0, errs.New(errs.CodeInvalidArgument, "dead-lettering a backlog needs an entity type")

@@ -21,7 +21,15 @@ func (s *Store) NewLocker(_ context.Context, mode store.LockMode, owner string) 
 	if mode != store.LockRow && mode != store.LockAdvisory {
 		return nil, errs.New(errs.CodeInvalidArgument, "locker mode must be resolved, got %q", mode)
 	}
-	return &locker{s: s, mode: mode, owner: owner}, nil
+	l := &locker{s: s, mode: mode, owner: owner}
+	if mode == store.LockAdvisory {
+		s.mu.Lock()
+		if s.presence[owner] == nil {
+			s.presence[owner] = l // held until Close, as a session lock is
+		}
+		s.mu.Unlock()
+	}
+	return l, nil
 }
 
 func (l *locker) Mode() store.LockMode { return l.mode }
@@ -130,6 +138,9 @@ func (l *locker) Heartbeat(_ context.Context, address string) error {
 		return errs.New(errs.CodeNotFound, "runner %s is not registered", address)
 	}
 	r.LastHeartbeat = s.now()
+	if l.mode == store.LockAdvisory && s.presence[l.owner] == nil {
+		s.presence[l.owner] = l // an earlier session of this runner ended
+	}
 	return nil
 }
 
@@ -143,20 +154,30 @@ func (l *locker) Close() error {
 	if l.closed {
 		return nil
 	}
+	l.endLocked()
+	return nil
+}
+
+// endLocked ends the session (s.mu held): its advisory locks and its
+// presence go.
+func (l *locker) endLocked() {
+	s := l.s
 	l.closed = true
 	for shard, h := range s.advisory {
 		if h == l {
 			delete(s.advisory, shard)
 		}
 	}
-	return nil
+	if s.presence[l.owner] == l {
+		delete(s.presence, l.owner)
+	}
 }
 
 // Crash simulates the death of the session's process: session locks vanish,
 // ledger rows and leases stay. Tests use it; it is the same as Close here.
 func (l *locker) Crash() { _ = l.Close() }
 
-var _ store.ShardSurveyor = (*locker)(nil)
+var _ store.Locker = (*locker)(nil)
 
 func (l *locker) Survey(_ context.Context, shards []string) ([]store.ShardState, error) {
 	s := l.s
@@ -183,4 +204,73 @@ func (l *locker) Survey(_ context.Context, shards []string) ([]store.ShardState,
 		out = append(out, st)
 	}
 	return out, nil
+}
+
+// Absent returns the runners among those given that no open advisory
+// locker stands behind (store.PresenceProber); row mode has no sessions.
+func (l *locker) Absent(_ context.Context, runners []string) ([]string, error) {
+	if l.mode != store.LockAdvisory {
+		return nil, nil
+	}
+	s := l.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := l.check(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range runners {
+		if s.presence[r] == nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Present reports whether this locker holds its runner's presence (always,
+// in row mode).
+func (l *locker) Present() bool {
+	if l.mode != store.LockAdvisory {
+		return true
+	}
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	return l.s.presence[l.owner] == l
+}
+
+// Fence ends every other session that holds runner's presence or a lock of
+// one of shards (store.Fencer); row mode has none to end.
+func (l *locker) Fence(_ context.Context, runner string, shards []string) (int, error) {
+	if l.mode != store.LockAdvisory {
+		return 0, nil
+	}
+	s := l.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := l.check(); err != nil {
+		return 0, err
+	}
+	ended := map[*locker]bool{}
+	if p := s.presence[runner]; p != nil && p != l {
+		ended[p] = true
+	}
+	for _, sh := range shards {
+		if h := s.advisory[sh]; h != nil && h != l {
+			ended[h] = true
+		}
+	}
+	for o := range ended {
+		o.endLocked()
+	}
+	return len(ended), nil
+}
+
+// AcquireMany takes each shard in turn (store.OneByOne).
+func (l *locker) AcquireMany(ctx context.Context, shards []string, ttl time.Duration) (map[string]int64, error) {
+	return store.OneByOne{Acquire: l.Acquire, Release: l.Release}.AcquireMany(ctx, shards, ttl)
+}
+
+// ReleaseMany releases each shard in turn (store.OneByOne).
+func (l *locker) ReleaseMany(ctx context.Context, held map[string]int64) error {
+	return store.OneByOne{Acquire: l.Acquire, Release: l.Release}.ReleaseMany(ctx, held)
 }

@@ -20,6 +20,7 @@ type Store struct {
 	runners  map[string]*store.Runner
 	locks    map[string]*lockRow
 	advisory map[string]*locker // shard -> session holding the advisory lock
+	presence map[string]*locker // runner -> advisory session holding its presence
 	messages map[int64]*store.Message
 	order    []int64 // message ids in insertion order
 	dedupe   map[string]int64
@@ -57,6 +58,7 @@ func New(opts ...Option) *Store {
 		runners:  map[string]*store.Runner{},
 		locks:    map[string]*lockRow{},
 		advisory: map[string]*locker{},
+		presence: map[string]*locker{},
 		messages: map[int64]*store.Message{},
 		dedupe:   map[string]int64{},
 		replies:  map[int64]*store.Reply{},
@@ -181,3 +183,6 @@ func (s *Store) EnsureClusterSecret(_ context.Context, candidate string) (string
 	}
 	return s.secret, nil
 }
+
+// Capabilities: the memory store has none beyond the contract.
+func (s *Store) Capabilities() store.Capabilities { return store.Capabilities{} }

@@ -1,6 +1,6 @@
 package memory
 
-// Overviews (store.Overviewer): schedule activity and workflow run counts,
+// Overviews (store.Overview): schedule activity and workflow run counts,
 // from the maps.
 
 import (
@@ -11,8 +11,6 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.Overviewer = (*Store)(nil)
 
 func (s *Store) ScheduleOverview(_ context.Context, since time.Time) (*store.ScheduleOverview, error) {
 	s.mu.Lock()

@@ -1,4 +1,4 @@
-// Reopening a failed or cancelled run (store.RunReopener).
+// Reopening a failed or cancelled run (store.Workflows).
 
 package memory
 
@@ -10,8 +10,6 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.RunReopener = (*Store)(nil)
 
 func (s *Store) ReopenExecution(ctx context.Context, id string, from []store.ExecStatus, truncate int, wake *store.Message) (store.ExecStatus, bool, error) {
 	s.mu.Lock()

@@ -1,6 +1,6 @@
 package memory
 
-// Retention in memory: the reference semantics of store.Sweeper, a batch
+// Retention in memory: the reference semantics of store.Retention, a batch
 // under one lock.
 
 import (
@@ -13,8 +13,6 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.Sweeper = (*Store)(nil)
 
 func (s *Store) Sweep(_ context.Context, req store.SweepRequest) (store.SweepBatch, error) {
 	s.mu.Lock()

@@ -1,6 +1,6 @@
 package memory
 
-// Schedules (store.ScheduleStore) in maps: claims, run rows and
+// Schedules (store.Schedules) in maps: claims, run rows and
 // definitions, stamped with the store's clock. Several schedulers in one
 // process may share one Store, which is how coordination is tested
 // in-process.
@@ -13,8 +13,6 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.ScheduleStore = (*Store)(nil)
 
 type schedState struct {
 	claims map[string]schedClaim

@@ -24,11 +24,6 @@ type wfState struct {
 	sequence []string // execution ids in creation order
 }
 
-var (
-	_ store.WorkflowStore         = (*Store)(nil)
-	_ store.WorkflowIntrospection = (*Store)(nil)
-)
-
 func (s *Store) wf() *wfState {
 	if s.wfs == nil {
 		s.wfs = &wfState{

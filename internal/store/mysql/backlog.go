@@ -9,8 +9,6 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-var _ store.BacklogStore = (*Store)(nil)
-
 // backlogTx runs in READ COMMITTED, as a claim does: the locking read takes
 // no gap locks and lets go of the rows it read that do not match, so
 // enqueues and claims of other types go on meanwhile.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/mysql"
-	"github.com/voltro/voltro/internal/store/storetest"
 	"github.com/voltro/voltro/internal/testdb"
 )
 
@@ -23,36 +22,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	testdb.StopGalera()
 	os.Exit(code)
-}
-
-func TestGaleraConformance(t *testing.T) {
-	var urls []string
-	next := 0
-	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Driver {
-		urls = testdb.Galera(t)
-		next = 0
-		s := open(t, urls[0], clocked(now))
-		if err := s.Migrate(ctxT(t)); err != nil {
-			t.Fatal(err)
-		}
-		mode, reason, err := s.ResolveLockMode(ctxT(t), store.LockAuto)
-		if err != nil || mode != store.LockRow || reason != "wsrep/Galera cluster detected" {
-			t.Fatalf("auto on Galera: %s %q %v", mode, reason, err)
-		}
-		// no multi-statement batches on Galera (see batched): no batch pool,
-		// the whole budget is the application pool's
-		if mysql.Batched(s) || mysql.BatchDB(s) != nil || s.DB().Stats().MaxOpenConnections != 20 {
-			t.Fatalf("on Galera: batched %v, batch pool %v, application pool of %d", mysql.Batched(s), mysql.BatchDB(s), s.DB().Stats().MaxOpenConnections)
-		}
-		return s
-	}, storetest.Options{
-		// every second handle is on the next node
-		Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver {
-			next++
-			return open(t, urls[1+(next-1)%2], clocked(now))
-		},
-		Modes: []store.LockMode{store.LockRow},
-	})
 }
 
 // Three processes, one per node, migrate a fresh database at once: GET_LOCK

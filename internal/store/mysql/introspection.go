@@ -1,4 +1,4 @@
-// Workflow introspection (store.WorkflowIntrospection): the _voltro_workflow_*
+// Workflow introspection (store.Introspection): the _voltro_workflow_*
 // tables, camelCase columns, written a batch per transaction by the
 // engine's background writer and read only by tools, never by the engine
 // for correctness.
@@ -14,8 +14,6 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.WorkflowIntrospection = (*Store)(nil)
 
 // Multi-row statements are cut at introChunkRows rows or about
 // introChunkBytes of values, whichever comes first, to stay far below

@@ -5,13 +5,10 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/mysql"
-	"github.com/voltro/voltro/internal/store/storetest"
 	"github.com/voltro/voltro/internal/testdb"
 )
 
@@ -51,42 +48,4 @@ func fresh(t testing.TB, name string, opts mysql.Options) (*mysql.Store, string)
 		t.Fatalf("migrate: %v", err)
 	}
 	return s, url
-}
-
-func TestConformanceMariaDB(t *testing.T) {
-	var url string
-	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Driver {
-		var s *mysql.Store
-		s, url = fresh(t, "mysuite", clocked(now))
-		return s
-	}, storetest.Options{
-		Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver {
-			return open(t, url, clocked(now))
-		},
-		Modes: []store.LockMode{store.LockRow, store.LockAdvisory},
-	})
-}
-
-// The mysql dialect keeps to what MySQL 8 has: LastInsertId instead of
-// INSERT … RETURNING. Run against the same server, and with multi-statement
-// queries off, it covers those paths (and Complete as a plain transaction).
-func TestConformanceMySQLDialect(t *testing.T) {
-	var url string
-	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Driver {
-		u := testdb.MariaDB(t, "mysuite_my")
-		url = "mysql://" + strings.TrimPrefix(u, "mariadb://") + "?multiStatements=false"
-		s := open(t, url, clocked(now))
-		if s.Dialect() != store.MySQL {
-			t.Fatalf("dialect %s", s.Dialect())
-		}
-		if err := s.Migrate(ctxT(t)); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}, storetest.Options{
-		Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver {
-			return open(t, url, clocked(now))
-		},
-		Modes: []store.LockMode{store.LockRow, store.LockAdvisory},
-	})
 }

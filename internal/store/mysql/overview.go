@@ -1,4 +1,4 @@
-// Overviews (store.Overviewer): schedule activity and workflow run counts
+// Overviews (store.Overview): schedule activity and workflow run counts
 // for `voltro cluster status`, read on the application pool.
 
 package mysql
@@ -9,8 +9,6 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.Overviewer = (*Store)(nil)
 
 const errNoSuchTable = 1146
 

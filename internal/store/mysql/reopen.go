@@ -1,4 +1,4 @@
-// Reopening a failed or cancelled run (store.RunReopener), in one
+// Reopening a failed or cancelled run (store.Workflows), in one
 // transaction that locks the run's row.
 
 package mysql
@@ -12,8 +12,6 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.RunReopener = (*Store)(nil)
 
 // errNotReopened stops the transaction of a run in another status.
 var errNotReopened = errors.New("not reopened")

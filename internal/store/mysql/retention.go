@@ -18,8 +18,6 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-var _ store.Sweeper = (*Store)(nil)
-
 // startKeySQL is encodeDedupe(store.RunStartKey(id)) in SQL, for the id
 // expression given: the start message's dedupe column, hashed as Enqueue
 // hashes a long key. ("wf-start:" never starts with the hash prefix.)

@@ -1,4 +1,4 @@
-// Schedules (store.ScheduleStore) in _voltro_schedule_claims,
+// Schedules (store.Schedules) in _voltro_schedule_claims,
 // _voltro_schedule_runs and _voltro_schedules (migration 0400): one
 // autocommit statement per call on the application pool, every write
 // through the store's retry (a deadlock, a Galera certification conflict
@@ -15,8 +15,6 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.ScheduleStore = (*Store)(nil)
 
 // schedTime is how an instant of the caller is bound to a DATETIME(3)
 // column: UTC, cut (not rounded) to the millisecond, as the server would

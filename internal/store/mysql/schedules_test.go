@@ -3,54 +3,12 @@ package mysql_test
 import (
 	"maps"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/voltro/voltro/internal/store"
-	"github.com/voltro/voltro/internal/store/storetest"
 	"github.com/voltro/voltro/internal/testdb"
 )
-
-func TestSchedulesMariaDB(t *testing.T) {
-	var url string
-	storetest.RunSchedules(t, func(t *testing.T, now func() time.Time) store.Driver {
-		s, u := fresh(t, "mysched", clocked(now))
-		url = u
-		return s
-	}, storetest.Options{Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver {
-		return open(t, url, clocked(now))
-	}})
-}
-
-func TestSchedulesMySQLDialect(t *testing.T) {
-	var url string
-	storetest.RunSchedules(t, func(t *testing.T, now func() time.Time) store.Driver {
-		url = "mysql://" + strings.TrimPrefix(testdb.MariaDB(t, "mysched_my"), "mariadb://") + "?multiStatements=false"
-		s := freshURL(t, url, clocked(now))
-		if s.Dialect() != store.MySQL {
-			t.Fatalf("dialect %s", s.Dialect())
-		}
-		return s
-	}, storetest.Options{Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver {
-		return open(t, url, clocked(now))
-	}})
-}
-
-// On Galera the claim race runs on all three nodes at once: a claim
-// certified on one node makes the same insert on another fail with a
-// duplicate key (or a certification conflict, retried into one).
-func TestSchedulesGalera(t *testing.T) {
-	var urls []string
-	next := 0
-	storetest.RunSchedules(t, func(t *testing.T, now func() time.Time) store.Driver {
-		urls, next = testdb.Galera(t), 0
-		return freshURL(t, urls[0], clocked(now))
-	}, storetest.Options{Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver {
-		next++
-		return open(t, urls[1+(next-1)%2], clocked(now))
-	}})
-}
 
 // oldScheduleDDL is what versions before migration 0400 ran at run time
 // (internal/schedule's Init), identifiers quoted as it quoted them.
@@ -144,7 +102,7 @@ func TestSchedulesUpgrade(t *testing.T) {
 }
 
 // checkUpgraded reads the old rows through the store and writes beside them.
-func checkUpgraded(t *testing.T, s store.ScheduleStore, at time.Time) {
+func checkUpgraded(t *testing.T, s store.Schedules, at time.Time) {
 	t.Helper()
 	ctx := ctxT(t)
 	if won, err := s.ClaimScheduleTick(ctx, store.ScheduleClaim{Schedule: "old", ScheduledAt: at, ReplicaID: "pod-b"}); err != nil || won {

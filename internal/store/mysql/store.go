@@ -72,7 +72,6 @@ type Store struct {
 
 var (
 	_ store.Driver = (*Store)(nil)
-	_ store.SQLDB  = (*Store)(nil)
 )
 
 // Open connects to url (mariadb:// or mysql://), probes the server (flavor,
@@ -318,4 +317,14 @@ func (s *Store) Close() error {
 		return errors.Join(fmt.Errorf("mysql store: close pool: %w", err), errB)
 	}
 	return errB
+}
+
+// Capabilities: the SQL pool, transactional writes and their commit
+// waits, batched starts and every benchmark probe. MariaDB pushes no
+// wake-ups: runners wake each other over the runner port.
+func (s *Store) Capabilities() store.Capabilities {
+	return store.Capabilities{
+		SQL: s.DB(), Tx: s, CommitWaits: s, BatchStarts: s,
+		Bench: store.BenchProbes{CommitRate: s, Statements: s, Seeder: s, Analyzer: s, Databases: s},
+	}
 }

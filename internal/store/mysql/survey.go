@@ -10,7 +10,7 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-var _ store.ShardSurveyor = (*locker)(nil)
+var _ store.Locker = (*locker)(nil)
 
 // Survey: advisory mode asks IS_FREE_LOCK for each shard's lock name (only
 // meaningful on a single primary, which is where advisory mode runs); row

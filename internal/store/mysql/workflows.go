@@ -1,4 +1,4 @@
-// Workflow runs: executions, their journal and signals (store.WorkflowStore).
+// Workflow runs: executions, their journal and signals (store.Workflows).
 // The fenced run writes (WriteRuns) are gated on an EXISTS on
 // voltro_shard_locks, the fence, and write that ledger row too (see
 // fenceWrite); an update alone is one autocommit statement, anything more
@@ -21,8 +21,6 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.WorkflowStore = (*Store)(nil)
 
 // notTerminal is a WHERE condition on voltro_workflow_executions.status.
 const notTerminal = "status NOT IN ('" + string(store.ExecCompleted) + "', '" + string(store.ExecFailed) + "', '" + string(store.ExecCancelled) + "')"

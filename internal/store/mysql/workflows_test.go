@@ -10,7 +10,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,29 +18,8 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/mysql"
-	"github.com/voltro/voltro/internal/store/storetest"
 	"github.com/voltro/voltro/internal/testdb"
 )
-
-func TestWorkflowsMariaDB(t *testing.T) {
-	storetest.RunWorkflows(t, func(t *testing.T, now func() time.Time) store.Driver {
-		s, _ := fresh(t, "mywf", clocked(now))
-		return s
-	})
-}
-
-func TestWorkflowsMySQLDialect(t *testing.T) {
-	storetest.RunWorkflows(t, func(t *testing.T, now func() time.Time) store.Driver {
-		return freshURL(t, "mysql://"+strings.TrimPrefix(testdb.MariaDB(t, "mywf_my"), "mariadb://"), clocked(now))
-	})
-}
-
-// Without multi statements the transactions are sent statement by statement.
-func TestWorkflowsSingleStatements(t *testing.T) {
-	storetest.RunWorkflows(t, func(t *testing.T, now func() time.Time) store.Driver {
-		return freshURL(t, testdb.MariaDB(t, "mywf_single")+"?multiStatements=false", clocked(now))
-	})
-}
 
 // freshURL opens and migrates url.
 func freshURL(t testing.TB, url string, opts mysql.Options) *mysql.Store {
@@ -51,25 +29,6 @@ func freshURL(t testing.TB, url string, opts mysql.Options) *mysql.Store {
 		t.Fatalf("migrate: %v", err)
 	}
 	return s
-}
-
-// spread is one store made of three handles on three Galera nodes: locks
-// and messages on node 0, workflow runs (and start batches) on node 1,
-// introspection on node 2.
-type spread struct {
-	store.Driver
-	store.WorkflowStore
-	store.WorkflowIntrospection
-	store.BatchStarter // the runs' handle, as a start batch goes there
-	store.RunReopener  // the runs' handle too
-}
-
-func TestWorkflowsGalera(t *testing.T) {
-	storetest.RunWorkflows(t, func(t *testing.T, now func() time.Time) store.Driver {
-		urls := testdb.Galera(t)
-		runs := open(t, urls[1], clocked(now))
-		return spread{freshURL(t, urls[0], clocked(now)), runs, open(t, urls[2], clocked(now)), runs, runs}
-	})
 }
 
 // WriteRuns with several writes in one call, in the three ways the store
@@ -130,7 +89,7 @@ func TestWriteRunsMixedGalera(t *testing.T) {
 // with an update that must then not happen, the first entry again (the
 // call's own first write makes it exist) and an update of the run whose
 // entry was fenced. Locks and claims go through d.
-func writeRunsMixed(t *testing.T, d store.Driver, w store.WorkflowStore) {
+func writeRunsMixed(t *testing.T, d store.Driver, w store.Workflows) {
 	ctx := ctxT(t)
 	const shard, owner = "default/1", "me:1"
 	msgOf := map[string]int64{}

@@ -7,8 +7,6 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-var _ store.BacklogStore = (*Store)(nil)
-
 // backlogCTEs dead-letters the backlog of entity type $1 (entity $2 when
 // not empty): pending messages, and claims that are void (expired, or at an
 // epoch older than the shard's lock row). $3 is the last error, $4 the

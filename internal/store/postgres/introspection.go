@@ -17,8 +17,6 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-var _ store.WorkflowIntrospection = (*Store)(nil)
-
 // sqlAsyncCommit turns off synchronous_commit for the batch's transaction
 // only: the commit returns before its WAL is flushed. A crash may lose the
 // last fraction of a second of introspection rows, never engine state, and

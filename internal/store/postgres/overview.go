@@ -1,4 +1,4 @@
-// Overviews (store.Overviewer): schedule activity and workflow run counts
+// Overviews (store.Overview): schedule activity and workflow run counts
 // for `voltro cluster status`, read on the application pool.
 
 package postgres
@@ -12,8 +12,6 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.Overviewer = (*Store)(nil)
 
 // undefinedTable reports PostgreSQL's "relation does not exist" (42P01).
 func undefinedTable(err error) bool {

@@ -61,7 +61,6 @@ type Store struct {
 
 var (
 	_ store.Driver       = (*Store)(nil)
-	_ store.SQLDB        = (*Store)(nil)
 	_ store.WakeListener = (*Store)(nil)
 )
 
@@ -230,3 +229,13 @@ func lockKey(ns, name string) int64 {
 // micros turns a duration into the microseconds the SQL multiplies by
 // interval '1 microsecond'.
 func micros(d time.Duration) int64 { return d.Microseconds() }
+
+// Capabilities: the SQL pool, transactional writes, batched starts,
+// LISTEN/NOTIFY wake-ups and every benchmark probe. A commit needs no
+// waiting: its NOTIFY wakes the shard's owner.
+func (s *Store) Capabilities() store.Capabilities {
+	return store.Capabilities{
+		SQL: s.DB(), Tx: s, BatchStarts: s, Wakes: s,
+		Bench: store.BenchProbes{CommitRate: s, Statements: s, Seeder: s, Analyzer: s, Databases: s},
+	}
+}

@@ -55,20 +55,22 @@ func openClock(t testing.TB, url string, now func() time.Time) *postgres.Store {
 
 func TestConformance(t *testing.T) {
 	var n atomic.Int32
-	var urls sync.Map // store.Driver -> its database URL, for Reopen
+	var urls storetest.Where[string] // each store's database URL, for Reopen and the application's pools
 	factory := func(t *testing.T, now func() time.Time) store.Driver {
 		url := testdb.Postgres(t, fmt.Sprintf("pgconf%d", n.Add(1)))
-		d := openClock(t, url, now)
-		urls.Store(store.Driver(d), url)
-		return d
+		return urls.Remember(openClock(t, url, now), url)
 	}
-	storetest.Run(t, factory, storetest.Options{
+	storetest.Exercise(t, factory, storetest.Options{
 		Reopen: func(t *testing.T, d store.Driver, now func() time.Time) store.Driver {
-			url, _ := urls.Load(d)
-			return openClock(t, url.(string), now)
+			return openClock(t, urls.Of(d), now)
 		},
 		Modes:    []store.LockMode{store.LockRow, store.LockAdvisory},
 		Parallel: true,
+		Tx: storetest.TxOptions{
+			Pool:   func(t *testing.T, d store.Driver) *sql.DB { return userPool(t, urls.Of(d)) },
+			Bare:   func(t *testing.T) *sql.DB { return userPool(t, testdb.Postgres(t, "pgtxbare")) },
+			Levels: []sql.IsolationLevel{sql.LevelReadCommitted, sql.LevelRepeatableRead, sql.LevelSerializable},
+		},
 	})
 }
 

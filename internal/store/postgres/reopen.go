@@ -1,4 +1,4 @@
-// Reopening a failed or cancelled run (store.RunReopener), in one
+// Reopening a failed or cancelled run (store.Workflows), in one
 // transaction that locks the run's row.
 
 package postgres
@@ -13,8 +13,6 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.RunReopener = (*Store)(nil)
 
 func (s *Store) ReopenExecution(ctx context.Context, id string, from []store.ExecStatus, truncate int, wake *store.Message) (store.ExecStatus, bool, error) {
 	args, _, err := s.enqueueArgs(wake, nil)

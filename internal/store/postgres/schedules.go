@@ -1,4 +1,4 @@
-// Schedules (store.ScheduleStore) in _voltro_schedule_claims,
+// Schedules (store.Schedules) in _voltro_schedule_claims,
 // _voltro_schedule_runs and _voltro_schedules (migration 0400): one
 // autocommit statement per call on the application pool, stamped with the
 // server's now().
@@ -15,8 +15,6 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.ScheduleStore = (*Store)(nil)
 
 // nullText is s, or NULL when s is empty.
 func nullText(s string) *string {

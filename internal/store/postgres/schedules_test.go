@@ -3,26 +3,14 @@ package postgres_test
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/postgres"
-	"github.com/voltro/voltro/internal/store/storetest"
 	"github.com/voltro/voltro/internal/testdb"
 )
-
-func TestSchedules(t *testing.T) {
-	var n atomic.Int32
-	var last string
-	storetest.RunSchedules(t, func(t *testing.T, now func() time.Time) store.Driver {
-		last = testdb.Postgres(t, fmt.Sprintf("pgsched%d", n.Add(1)))
-		return openClock(t, last, now)
-	}, storetest.Options{Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver { return openClock(t, last, now) }})
-}
 
 // oldScheduleDDL is what versions before migration 0400 ran at run time
 // (internal/schedule's Init), under pg_advisory_xact_lock(oldInitLock).
@@ -174,7 +162,7 @@ func TestSchedulesMigrateBesideOldInit(t *testing.T) {
 }
 
 // checkUpgraded reads the old rows through the store and writes beside them.
-func checkUpgraded(t *testing.T, s store.ScheduleStore, at time.Time) {
+func checkUpgraded(t *testing.T, s store.Schedules, at time.Time) {
 	t.Helper()
 	ctx := ctxT(t)
 	if won, err := s.ClaimScheduleTick(ctx, store.ScheduleClaim{Schedule: "old", ScheduledAt: at, ReplicaID: "pod-b"}); err != nil || won {

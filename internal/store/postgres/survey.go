@@ -9,7 +9,7 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-var _ store.ShardSurveyor = (*locker)(nil)
+var _ store.Locker = (*locker)(nil)
 
 // Advisory mode reads pg_locks for the shards' keys (two-int4 form: classid
 // holds the high half, objid the low half, objsubid 1); row mode reads the

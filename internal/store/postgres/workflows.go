@@ -20,8 +20,6 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-var _ store.WorkflowStore = (*Store)(nil)
-
 // enqueueCTEs is sqlEnqueue's message insert (d, c, ins, n) for statements
 // that enqueue only when their own write happened: d selects FROM gate, so
 // when gate is empty nothing is inserted, claimed or notified. It takes

@@ -18,16 +18,8 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/postgres"
-	"github.com/voltro/voltro/internal/store/storetest"
 	"github.com/voltro/voltro/internal/testdb"
 )
-
-func TestWorkflowConformance(t *testing.T) {
-	var n atomic.Int32
-	storetest.RunWorkflows(t, func(t *testing.T, now func() time.Time) store.Driver {
-		return openClock(t, testdb.Postgres(t, fmt.Sprintf("pgwf%d", n.Add(1))), now)
-	})
-}
 
 // ownShard takes shard for owner on s and returns the fence.
 func ownShard(t *testing.T, s *postgres.Store, owner, shard string) store.Fence {

@@ -8,8 +8,6 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-var _ store.BacklogStore = (*Store)(nil)
-
 // deadBacklogSQL dead-letters the backlog of an entity type (of one entity
 // when @entity_id is not empty): pending messages, and claims that are void
 // (expired, or at an epoch older than the shard's lock row).

@@ -1,4 +1,4 @@
-// Workflow introspection (store.WorkflowIntrospection): the _voltro_workflow_*
+// Workflow introspection (store.Introspection): the _voltro_workflow_*
 // tables with quoted camelCase columns, for humans and dashboards. The
 // engine writes them in the background, a batch per transaction, and never
 // reads them for correctness; writes go through the write connection like
@@ -13,8 +13,6 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.WorkflowIntrospection = (*Store)(nil)
 
 // recordRunSQL upserts a run's row; a zero startedAt keeps the stored one.
 const recordRunSQL = `INSERT INTO "_voltro_workflow_runs"

@@ -213,3 +213,23 @@ func (l *locker) Close() error {
 	}
 	return nil
 }
+
+// Absent: SQLite lockers hold no sessions; see
+// store.PresenceProber (row mode's answers).
+func (l *locker) Absent(context.Context, []string) ([]string, error) { return nil, nil }
+
+// Present is always true without a session (store.PresenceProber).
+func (l *locker) Present() bool { return true }
+
+// Fence has no session to end (store.Fencer).
+func (l *locker) Fence(context.Context, string, []string) (int, error) { return 0, nil }
+
+// AcquireMany takes each shard in turn (store.OneByOne).
+func (l *locker) AcquireMany(ctx context.Context, shards []string, ttl time.Duration) (map[string]int64, error) {
+	return store.OneByOne{Acquire: l.Acquire, Release: l.Release}.AcquireMany(ctx, shards, ttl)
+}
+
+// ReleaseMany releases each shard in turn (store.OneByOne).
+func (l *locker) ReleaseMany(ctx context.Context, held map[string]int64) error {
+	return store.OneByOne{Acquire: l.Acquire, Release: l.Release}.ReleaseMany(ctx, held)
+}

@@ -1,4 +1,4 @@
-// Overviews (store.Overviewer): schedule activity and workflow run counts
+// Overviews (store.Overview): schedule activity and workflow run counts
 // for `voltro cluster status`, read on the read pool. The schedule tables
 // keep times as UTC text (schedules.go): the cut-off is formatted the same
 // way, so comparisons stay text comparisons.
@@ -13,8 +13,6 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.Overviewer = (*Store)(nil)
 
 // noSuchTable reports SQLite's "no such table" (a plain SQLITE_ERROR,
 // told apart by its message), from the statement's prepare or its run.

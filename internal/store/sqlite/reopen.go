@@ -1,4 +1,4 @@
-// Reopening a failed or cancelled run (store.RunReopener), in one write
+// Reopening a failed or cancelled run (store.Workflows), in one write
 // transaction.
 
 package sqlite
@@ -12,8 +12,6 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.RunReopener = (*Store)(nil)
 
 func (s *Store) ReopenExecution(ctx context.Context, id string, from []store.ExecStatus, truncate int, wake *store.Message) (store.ExecStatus, bool, error) {
 	var found store.ExecStatus

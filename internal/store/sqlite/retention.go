@@ -17,8 +17,6 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-var _ store.Sweeper = (*Store)(nil)
-
 // querier is a transaction or the read pool.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)

@@ -1,4 +1,4 @@
-// Schedules (store.ScheduleStore) in _voltro_schedule_claims,
+// Schedules (store.Schedules) in _voltro_schedule_claims,
 // _voltro_schedule_runs and _voltro_schedules (migration 0400). Unlike the
 // store's own tables, these keep times as UTC text, 'YYYY-MM-DD
 // HH:MM:SS.mmm' (the shape the scheduler gave them before the migration
@@ -15,8 +15,6 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.ScheduleStore = (*Store)(nil)
 
 // schedTime is the text form of a time in the schedule tables.
 const schedTime = "2006-01-02 15:04:05.000"

@@ -8,16 +8,7 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/sqlite"
-	"github.com/voltro/voltro/internal/store/storetest"
 )
-
-func TestSchedules(t *testing.T) {
-	var last string
-	storetest.RunSchedules(t, func(t *testing.T, now func() time.Time) store.Driver {
-		last = filepath.Join(t.TempDir(), "schedules.db")
-		return openClock(t, last, now)
-	}, storetest.Options{Reopen: func(t *testing.T, _ store.Driver, now func() time.Time) store.Driver { return openClock(t, last, now) }})
-}
 
 // oldScheduleDDL is what versions before migration 0400 ran at run time
 // (internal/schedule's Init).

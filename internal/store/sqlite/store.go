@@ -51,7 +51,6 @@ type Store struct {
 
 var (
 	_ store.Driver = (*Store)(nil)
-	_ store.SQLDB  = (*Store)(nil)
 )
 
 // Open opens (creating if needed) the database file at path. It does not
@@ -181,4 +180,14 @@ func (s *Store) Close() error {
 		return fmt.Errorf("sqlite: close: %w", errR)
 	}
 	return nil
+}
+
+// Capabilities: the SQL pool, transactional writes (and their commit
+// waits), one executing engine per file, and the commit-rate and analyze
+// probes.
+func (s *Store) Capabilities() store.Capabilities {
+	return store.Capabilities{
+		SQL: s.DB(), Tx: s, CommitWaits: s, Exclusive: s,
+		Bench: store.BenchProbes{CommitRate: s, Analyzer: s},
+	}
 }

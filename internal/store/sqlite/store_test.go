@@ -4,6 +4,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"log/slog"
 	"os"
@@ -44,7 +45,7 @@ func openClock(t testing.TB, path string, now func() time.Time) *sqlite.Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T, now func() time.Time) store.Driver {
+	storetest.Exercise(t, func(t *testing.T, now func() time.Time) store.Driver {
 		return openClock(t, filepath.Join(t.TempDir(), "voltro.db"), now)
 	}, storetest.Options{
 		Reopen: func(t *testing.T, d store.Driver, now func() time.Time) store.Driver {
@@ -52,6 +53,11 @@ func TestConformance(t *testing.T) {
 		},
 		Modes:    []store.LockMode{store.LockRow},
 		Parallel: true,
+		Tx: storetest.TxOptions{
+			Pool:   func(t *testing.T, d store.Driver) *sql.DB { return userPool(t, d.(*sqlite.Store).Path()) },
+			Bare:   func(t *testing.T) *sql.DB { return userPool(t, filepath.Join(t.TempDir(), "bare.db")) },
+			Levels: []sql.IsolationLevel{sql.LevelDefault},
+		},
 	})
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-var _ store.ShardSurveyor = (*locker)(nil)
+var _ store.Locker = (*locker)(nil)
 
 // Survey reports owner, epoch and whether the lease is free (no row, owner
 // cleared, or expired by the store's clock) for each shard.

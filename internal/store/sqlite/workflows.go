@@ -1,4 +1,4 @@
-// Workflow runs: executions, their journal and signals (store.WorkflowStore).
+// Workflow runs: executions, their journal and signals (store.Workflows).
 // The fenced writes (AppendJournal, UpdateExecution) are one statement on the
 // write connection whose EXISTS on voltro_shard_locks is the fence; only when
 // it changes nothing does a second read tell fenced from already-exists from
@@ -18,8 +18,6 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 )
-
-var _ store.WorkflowStore = (*Store)(nil)
 
 // notTerminal is a WHERE condition on voltro_workflow_executions.status.
 const notTerminal = `status NOT IN ('` + string(store.ExecCompleted) + `', '` + string(store.ExecFailed) + `', '` + string(store.ExecCancelled) + `')`

@@ -15,14 +15,7 @@ import (
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/sqlite"
-	"github.com/voltro/voltro/internal/store/storetest"
 )
-
-func TestWorkflowConformance(t *testing.T) {
-	storetest.RunWorkflows(t, func(t *testing.T, now func() time.Time) store.Driver {
-		return openClock(t, filepath.Join(t.TempDir(), "wf.db"), now)
-	})
-}
 
 // TestAppendJournalRace: writers racing for one (execution, seq) under the
 // same fence, through two handles on the file (so through SQLite's own write

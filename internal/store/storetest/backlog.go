@@ -1,6 +1,6 @@
 package storetest
 
-// The backlog operations (store.BacklogStore): dead-lettering what waits for
+// The backlog operations (store.Backlog): dead-lettering what waits for
 // an entity type nobody hosts, and cancelling a run without a runner.
 
 import (
@@ -13,20 +13,11 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-// RunBacklog runs the backlog cases; the store must also be a
-// store.WorkflowStore.
-func RunBacklog(t *testing.T, factory Factory) {
-	get := func(t *testing.T) (store.Driver, store.BacklogStore, store.WorkflowStore, *Clock) {
+// runBacklog runs the backlog cases.
+func runBacklog(t *testing.T, factory Factory) {
+	get := func(t *testing.T) (store.Driver, store.Backlog, store.Workflows, *Clock) {
 		d, clock := open(t, factory)
-		b, ok := d.(store.BacklogStore)
-		if !ok {
-			t.Fatalf("%T does not implement store.BacklogStore", d)
-		}
-		w, ok := d.(store.WorkflowStore)
-		if !ok {
-			t.Fatalf("%T does not implement store.WorkflowStore", d)
-		}
-		return d, b, w, clock
+		return d, d, d, clock
 	}
 	t.Run("DeadLetterBacklog", func(t *testing.T) { d, b, _, c := get(t); testDeadLetterBacklog(t, d, b, c) })
 	t.Run("CancelExecution", func(t *testing.T) { d, b, w, _ := get(t); testCancelExecution(t, d, b, w) })
@@ -74,7 +65,7 @@ func testDrainShardTypes(t *testing.T, d store.Driver, clock *Clock) {
 	}
 }
 
-func testDeadLetterBacklog(t *testing.T, d store.Driver, b store.BacklogStore, clock *Clock) {
+func testDeadLetterBacklog(t *testing.T, d store.Driver, b store.Backlog, clock *Clock) {
 	ctx := ctxT(t)
 	enq := func(m *store.Message) int64 { t.Helper(); return must(d.Enqueue(ctx, m, nil))(t).ID }
 	claim := func(owner, shard string, ttl time.Duration) []store.Message {
@@ -159,7 +150,7 @@ func testDeadLetterBacklog(t *testing.T, d store.Driver, b store.BacklogStore, c
 	}
 }
 
-func testCancelExecution(t *testing.T, d store.Driver, b store.BacklogStore, w store.WorkflowStore) {
+func testCancelExecution(t *testing.T, d store.Driver, b store.Backlog, w store.Workflows) {
 	ctx := ctxT(t)
 	for _, id := range []string{"wf1", "wf2", "wf3"} {
 		_, _, _, err := w.StartExecution(ctx, newExec(id), store.StartContext{Source: "cli"}, startMsg(id), nil)

@@ -16,8 +16,8 @@ import (
 // run.
 const BenchSiblingDatabase = "voltro_storetest_sibling"
 
-// RunBenchSupport runs the benchmark-support cases.
-func RunBenchSupport(t *testing.T, factory Factory) {
+// runBench runs the benchmark-support cases.
+func runBench(t *testing.T, factory Factory) {
 	t.Run("CommitRate", func(t *testing.T) { testCommitRate(t, fresh(t, factory)) })
 	t.Run("StatementCounter", func(t *testing.T) { testStatementCounter(t, fresh(t, factory)) })
 	t.Run("CreateDatabase", func(t *testing.T) { testCreateDatabase(t, fresh(t, factory)) })
@@ -25,13 +25,13 @@ func RunBenchSupport(t *testing.T, factory Factory) {
 }
 
 func testCommitRate(t *testing.T, d store.Driver) {
-	p, ok := d.(store.CommitProber)
-	if !ok {
-		t.Skipf("the %s store cannot measure its commit rate", d.Dialect())
+	p := d.Capabilities().Bench.CommitRate
+	if p == nil {
+		t.Skipf("the %s store cannot measure its commit rate (no Capabilities.Bench.CommitRate)", d.Dialect())
 	}
 	// The probe's table is the migrations', there before any probe.
-	if db, ok := d.(store.SQLDB); ok {
-		rows := must(db.DB().QueryContext(ctxT(t), "SELECT v FROM "+store.BenchCommitTable))(t)
+	if db := d.Capabilities().SQL; db != nil {
+		rows := must(db.QueryContext(ctxT(t), "SELECT v FROM "+store.BenchCommitTable))(t)
 		check(t, rows.Close())
 	}
 	// 8, as voltro bench asks: the probe opens connections of its own, so an
@@ -45,9 +45,9 @@ func testCommitRate(t *testing.T, d store.Driver) {
 }
 
 func testStatementCounter(t *testing.T, d store.Driver) {
-	c, ok := d.(store.StatementCounter)
-	if !ok {
-		t.Skipf("no server counters for %s", d.Dialect())
+	c := d.Capabilities().Bench.Statements
+	if c == nil {
+		t.Skipf("no server counters for %s (no Capabilities.Bench.Statements)", d.Dialect())
 	}
 	info := c.StatementCounter()
 	if info.Note == "" || info.Settle < 0 || info.Tail < 0 {
@@ -61,18 +61,18 @@ func testStatementCounter(t *testing.T, d store.Driver) {
 }
 
 func testCreateDatabase(t *testing.T, d store.Driver) {
-	c, ok := d.(store.DatabaseCreator)
-	if !ok {
-		t.Skipf("the %s store has no server to create a database on", d.Dialect())
+	c := d.Capabilities().Bench.Databases
+	if c == nil {
+		t.Skipf("the %s store has no server to create a database on (no Capabilities.Bench.Databases)", d.Dialect())
 	}
 	check(t, c.CreateDatabase(ctxT(t), BenchSiblingDatabase))
 	check(t, c.CreateDatabase(ctxT(t), BenchSiblingDatabase))
 }
 
 func testAnalyzeHistory(t *testing.T, d store.Driver) {
-	a, ok := d.(store.HistoryAnalyzer)
-	if !ok {
-		t.Skipf("the %s store has no planner statistics to refresh", d.Dialect())
+	a := d.Capabilities().Bench.Analyzer
+	if a == nil {
+		t.Skipf("the %s store has no planner statistics to refresh (no Capabilities.Bench.Analyzer)", d.Dialect())
 	}
 	check(t, a.AnalyzeHistory(ctxT(t)))
 }

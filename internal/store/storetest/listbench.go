@@ -40,13 +40,11 @@ var listBenchMix = []struct {
 // runs if it has fewer, then times one page of each kind of listing.
 func BenchListRuns(b *testing.B, d store.Driver) {
 	ctx := context.Background()
-	w, ok := d.(store.WorkflowStore)
-	seeder, seeds := d.(store.HistorySeeder)
-	counter, counts := d.(store.Overviewer)
-	if !ok || !seeds || !counts {
-		b.Skipf("the %s store cannot seed and count a history", d.Dialect())
+	w, seeder := d, d.Capabilities().Bench.Seeder
+	if seeder == nil {
+		b.Skipf("the %s store cannot seed a history (no Capabilities.Bench.Seeder)", d.Dialect())
 	}
-	n, err := counter.CountExecutions(ctx, store.ExecCompleted, store.ExecFailed, store.ExecCancelled)
+	n, err := d.CountExecutions(ctx, store.ExecCompleted, store.ExecFailed, store.ExecCancelled)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,7 +60,7 @@ func BenchListRuns(b *testing.B, d store.Driver) {
 			}
 		}
 		b.Logf("seeded in %s", time.Since(t0).Round(time.Second))
-		if a, ok := d.(store.HistoryAnalyzer); ok {
+		if a := d.Capabilities().Bench.Analyzer; a != nil {
 			if err := a.AnalyzeHistory(ctx); err != nil {
 				b.Fatal(err)
 			}

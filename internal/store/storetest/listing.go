@@ -10,7 +10,7 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-func testListPages(t *testing.T, w store.WorkflowStore) {
+func testListPages(t *testing.T, w store.Workflows) {
 	ctx := ctxT(t)
 	for i := range 7 {
 		x := newExec(fmt.Sprintf("page%d", i))

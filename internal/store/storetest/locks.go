@@ -119,10 +119,7 @@ func testSurvey(t *testing.T, factory Factory, opts Options, mode store.LockMode
 	d2 := second(t, opts, d, clock)
 	a := locker(t, d, mode, "a:1")
 	b := locker(t, d2, mode, "b:1")
-	sv, ok := b.(store.ShardSurveyor)
-	if !ok {
-		t.Skip("this store's locker does not survey; runners fall back to the ledger and heartbeats")
-	}
+	sv := b
 	ttl := time.Minute // the clock moves; real time stays far inside it
 	e1, _, err := a.Acquire(ctx, "default/1", ttl)
 	check(t, err)
@@ -175,10 +172,7 @@ func testPresence(t *testing.T, factory Factory, opts Options, mode store.LockMo
 	a := must(d.NewLocker(ctx, mode, "a:1"))(t)
 	defer a.Close()
 	b := locker(t, d2, mode, "b:1")
-	pp, ok := b.(store.PresenceProber)
-	if !ok {
-		t.Skip("this store's lockers hold no presence lock; runners rely on the unclaimed-proposal grace period")
-	}
+	pp := b
 	absent := func(runners ...string) []string {
 		t.Helper()
 		got := must(pp.Absent(ctx, runners))(t)

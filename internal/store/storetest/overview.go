@@ -1,6 +1,6 @@
 package storetest
 
-// Overviews (store.Overviewer): the schedule activity and workflow run
+// Overviews (store.Overview): the schedule activity and workflow run
 // counts `voltro cluster status` shows. Activity is judged "as of" instants
 // read from the store's clock (schedCut), never by sleeping out a window.
 
@@ -13,23 +13,18 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-// RunOverview runs the overview cases. The factory's stores must
-// implement store.Overviewer, store.ScheduleStore and store.WorkflowStore.
-func RunOverview(t *testing.T, factory Factory) {
-	get := func(t *testing.T) (store.Driver, store.Overviewer, *Clock) {
+// runOverview runs the overview cases.
+func runOverview(t *testing.T, factory Factory) {
+	get := func(t *testing.T) (store.Driver, store.Overview, *Clock) {
 		d, clock := open(t, factory)
-		o, ok := d.(store.Overviewer)
-		if !ok {
-			t.Fatalf("%T does not implement store.Overviewer", d)
-		}
-		return d, o, clock
+		return d, d, clock
 	}
 	t.Run("Empty", func(t *testing.T) { d, o, _ := get(t); testOverviewEmpty(t, d, o) })
 	t.Run("Schedules", func(t *testing.T) { d, o, c := get(t); testOverviewSchedules(t, d, o, c) })
 	t.Run("Executions", func(t *testing.T) { d, o, _ := get(t); testOverviewExecutions(t, d, o) })
 }
 
-func testOverviewEmpty(t *testing.T, d store.Driver, o store.Overviewer) {
+func testOverviewEmpty(t *testing.T, d store.Driver, o store.Overview) {
 	ctx := ctxT(t)
 	now := must(d.Now(ctx))(t)
 	ov := must(o.ScheduleOverview(ctx, now.Add(-5*time.Minute)))(t)
@@ -43,9 +38,9 @@ func testOverviewEmpty(t *testing.T, d store.Driver, o store.Overviewer) {
 	}
 }
 
-func testOverviewSchedules(t *testing.T, d store.Driver, o store.Overviewer, clock *Clock) {
+func testOverviewSchedules(t *testing.T, d store.Driver, o store.Overview, clock *Clock) {
 	ctx := ctxT(t)
-	s := schedStore(t, d)
+	s := d
 	before := schedCut(t, d, clock)
 	for _, c := range []store.ScheduleClaim{
 		{Schedule: "ov.a", ScheduledAt: schedTick, ReplicaID: "r1"},
@@ -91,12 +86,9 @@ func checkLatest(t *testing.T, got []store.LatestClaim, from, to time.Time) {
 	}
 }
 
-func testOverviewExecutions(t *testing.T, d store.Driver, o store.Overviewer) {
+func testOverviewExecutions(t *testing.T, d store.Driver, o store.Overview) {
 	ctx := ctxT(t)
-	w, ok := d.(store.WorkflowStore)
-	if !ok {
-		t.Fatalf("%T does not implement store.WorkflowStore", d)
-	}
+	w := store.Workflows(d)
 	for i := 0; i < 4; i++ {
 		id := fmt.Sprint("ov", i)
 		_, _, _, err := w.StartExecution(ctx, newExec(id), store.StartContext{}, startMsg(id), nil)

@@ -13,12 +13,8 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-func testReopen(t *testing.T, d store.Driver, w store.WorkflowStore) {
+func testReopen(t *testing.T, d store.Driver, w store.Workflows) {
 	ctx := ctxT(t)
-	ro, ok := d.(store.RunReopener)
-	if !ok {
-		t.Fatalf("%T does not implement store.RunReopener", d)
-	}
 	_, epoch := own(t, d, "me:1", "default/1")
 	f := store.Fence{Owner: "me:1", Epoch: epoch}
 	_, _, _, err := w.StartExecution(ctx, newExec("wf_r"), store.StartContext{}, startMsg("wf_r"), nil)
@@ -45,7 +41,7 @@ func testReopen(t *testing.T, d store.Driver, w store.WorkflowStore) {
 	wake := func() *store.Message {
 		return &store.Message{Shard: "default/1", EntityType: "workflow/order", EntityID: "wf_r", Tag: "resume"}
 	}
-	found, reopened, err := ro.ReopenExecution(ctx, "wf_r", []store.ExecStatus{store.ExecCancelled}, 1, wake())
+	found, reopened, err := w.ReopenExecution(ctx, "wf_r", []store.ExecStatus{store.ExecCancelled}, 1, wake())
 	check(t, err)
 	if found != store.ExecFailed || reopened {
 		t.Fatalf("a failed run reopened only from cancelled: found=%s reopened=%v", found, reopened)
@@ -53,7 +49,7 @@ func testReopen(t *testing.T, d store.Driver, w store.WorkflowStore) {
 	if x := must(w.GetExecution(ctx, "wf_r"))(t); x.Status != store.ExecFailed || len(must(w.Journal(ctx, "wf_r"))(t)) != 3 {
 		t.Fatalf("a refused reopen must change nothing: %+v", x)
 	}
-	found, reopened, err = ro.ReopenExecution(ctx, "wf_r", []store.ExecStatus{store.ExecFailed, store.ExecCancelled}, 1, wake())
+	found, reopened, err = w.ReopenExecution(ctx, "wf_r", []store.ExecStatus{store.ExecFailed, store.ExecCancelled}, 1, wake())
 	check(t, err)
 	if found != store.ExecFailed || !reopened {
 		t.Fatalf("reopen: found=%s reopened=%v", found, reopened)
@@ -72,7 +68,7 @@ func testReopen(t *testing.T, d store.Driver, w store.WorkflowStore) {
 	if res := must(d.Enqueue(ctx, again, nil))(t); res.Duplicate {
 		t.Fatal("the spent timer's dedupe key must be free after a reopen")
 	}
-	if _, _, err := ro.ReopenExecution(ctx, "wf_none", []store.ExecStatus{store.ExecFailed}, -1, wake()); !errors.Is(err, errs.ErrNotFound) {
+	if _, _, err := w.ReopenExecution(ctx, "wf_none", []store.ExecStatus{store.ExecFailed}, -1, wake()); !errors.Is(err, errs.ErrNotFound) {
 		t.Fatalf("reopen of an unknown run: %v", err)
 	}
 }

@@ -1,6 +1,6 @@
 package storetest
 
-// Retention (store.Sweeper): what a sweep deletes, what it must never
+// Retention (store.Retention): what a sweep deletes, what it must never
 // delete, and its batches. No case sleeps out a retention: every sweep is
 // made "as of" an instant read from the store's clock (a cut-off), so rows
 // made before the instant count as old and rows made after it as young.
@@ -16,26 +16,11 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-// RunRetention runs the retention cases. The factory's stores must also
-// implement store.WorkflowStore, store.WorkflowIntrospection and
-// store.BacklogStore.
-func RunRetention(t *testing.T, factory Factory) {
+// runRetention runs the retention cases.
+func runRetention(t *testing.T, factory Factory) {
 	get := func(t *testing.T) *retEnv {
 		d, clock := open(t, factory)
-		e := &retEnv{d: d, clock: clock}
-		var ok bool
-		if e.sw, ok = d.(store.Sweeper); !ok {
-			t.Fatalf("%T does not implement store.Sweeper", d)
-		}
-		if e.w, ok = d.(store.WorkflowStore); !ok {
-			t.Fatalf("%T does not implement store.WorkflowStore", d)
-		}
-		if e.in, ok = d.(store.WorkflowIntrospection); !ok {
-			t.Fatalf("%T does not implement store.WorkflowIntrospection", d)
-		}
-		if e.b, ok = d.(store.BacklogStore); !ok {
-			t.Fatalf("%T does not implement store.BacklogStore", d)
-		}
+		e := &retEnv{d: d, clock: clock, sw: d, w: d, in: d, b: d}
 		_, e.epoch = own(t, d, retOwner, retShard)
 		return e
 	}
@@ -59,10 +44,10 @@ const (
 
 type retEnv struct {
 	d     store.Driver
-	sw    store.Sweeper
-	w     store.WorkflowStore
-	in    store.WorkflowIntrospection
-	b     store.BacklogStore
+	sw    store.Retention
+	w     store.Workflows
+	in    store.Introspection
+	b     store.Backlog
 	epoch int64
 	clock *Clock
 }

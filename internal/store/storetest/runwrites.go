@@ -14,7 +14,7 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-func testWriteRuns(t *testing.T, d store.Driver, w store.WorkflowStore) {
+func testWriteRuns(t *testing.T, d store.Driver, w store.Workflows) {
 	ctx := ctxT(t)
 	_, e := own(t, d, "me:1", "default/1")
 	f := store.Fence{Owner: "me:1", Epoch: e}
@@ -62,7 +62,7 @@ func testWriteRuns(t *testing.T, d store.Driver, w store.WorkflowStore) {
 }
 
 // checkWrittenRuns checks the rows after testWriteRuns's first batch.
-func checkWrittenRuns(ctx context.Context, t *testing.T, d store.Driver, w store.WorkflowStore) {
+func checkWrittenRuns(ctx context.Context, t *testing.T, d store.Driver, w store.Workflows) {
 	if j := must(w.Journal(ctx, "a"))(t); len(j) != 1 || string(j[0].Result) != "1" {
 		t.Fatalf("a's journal: %+v", j)
 	}
@@ -93,7 +93,7 @@ func checkWrittenRuns(ctx context.Context, t *testing.T, d store.Driver, w store
 
 // testWriteRunsRefused: the writes a store must refuse, or half refuse,
 // after testWriteRuns's first batch (startID is b's start message).
-func testWriteRunsRefused(ctx context.Context, t *testing.T, w store.WorkflowStore, f store.Fence, startID int64) {
+func testWriteRunsRefused(ctx context.Context, t *testing.T, w store.Workflows, f store.Fence, startID int64) {
 	// A finished run takes no more writes, and completes no message.
 	out, err := w.WriteRuns(ctx, []store.RunWrite{{Shard: "default/1", Fence: f, Message: startID,
 		Update: &store.ExecutionUpdate{ID: "b", Status: store.ExecFailed}}})

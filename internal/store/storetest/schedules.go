@@ -1,6 +1,6 @@
 package storetest
 
-// Schedules (store.ScheduleStore): claims, run rows, definitions and their
+// Schedules (store.Schedules): claims, run rows, definitions and their
 // garbage collection. No case sleeps out a duration: heartbeats and ages
 // are judged "as of" instants read from the store's clock (schedCut), so
 // rows stamped before the instant count as old and rows stamped after it
@@ -16,13 +16,12 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-// RunSchedules runs the schedule cases. The factory's stores (and
-// opts.Reopen's, when set: other processes, or other nodes) must
-// implement store.ScheduleStore.
-func RunSchedules(t *testing.T, factory Factory, opts Options) {
-	get := func(t *testing.T) (store.Driver, store.ScheduleStore, *Clock) {
+// runSchedules runs the schedule cases; opts.Reopen's handles, when set,
+// are other processes, or other nodes.
+func runSchedules(t *testing.T, factory Factory, opts Options) {
+	get := func(t *testing.T) (store.Driver, store.Schedules, *Clock) {
 		d, clock := open(t, factory)
-		return d, schedStore(t, d), clock
+		return d, d, clock
 	}
 	t.Run("ClaimOnce", func(t *testing.T) { testScheduleClaims(t, factory, opts) })
 	t.Run("Define", func(t *testing.T) { d, s, c := get(t); testScheduleDefine(t, d, s, c) })
@@ -34,15 +33,6 @@ func RunSchedules(t *testing.T, factory Factory, opts Options) {
 	t.Run("LatestRuns", func(t *testing.T) { _, s, _ := get(t); testScheduleLatestRuns(t, s) })
 	t.Run("Summaries", func(t *testing.T) { _, s, _ := get(t); testScheduleSummaries(t, s) })
 	t.Run("Collect", func(t *testing.T) { d, s, c := get(t); testScheduleCollect(t, d, s, c) })
-}
-
-func schedStore(t *testing.T, d store.Driver) store.ScheduleStore {
-	t.Helper()
-	s, ok := d.(store.ScheduleStore)
-	if !ok {
-		t.Fatalf("%T does not implement store.ScheduleStore", d)
-	}
-	return s
 }
 
 // schedCut reads the store's clock between two short moves of it: every
@@ -64,7 +54,7 @@ func schedRun(schedule string, at time.Time, replica string, o store.ScheduleOut
 	return store.ScheduleRun{Schedule: schedule, ScheduledAt: at, ReplicaID: replica, Outcome: o, Status: st}
 }
 
-func insertRun(t *testing.T, s store.ScheduleStore, r store.ScheduleRun) int64 {
+func insertRun(t *testing.T, s store.Schedules, r store.ScheduleRun) int64 {
 	t.Helper()
 	id, err := s.InsertScheduleRun(ctxT(t), r)
 	check(t, err)
@@ -75,7 +65,7 @@ func insertRun(t *testing.T, s store.ScheduleStore, r store.ScheduleRun) int64 {
 }
 
 // runByID reads one run of schedule back.
-func runByID(t *testing.T, s store.ScheduleStore, schedule string, id int64) store.ScheduleRun {
+func runByID(t *testing.T, s store.Schedules, schedule string, id int64) store.ScheduleRun {
 	t.Helper()
 	for _, r := range must(s.ScheduleRuns(ctxT(t), schedule, 0))(t) {
 		if r.ID == id {
@@ -99,9 +89,9 @@ func between(t *testing.T, what string, at, from, to time.Time) {
 func testScheduleClaims(t *testing.T, factory Factory, opts Options) {
 	ctx := ctxT(t)
 	d, clock := open(t, factory)
-	handles := []store.ScheduleStore{schedStore(t, d)}
+	handles := []store.Schedules{d}
 	if opts.Reopen != nil {
-		handles = append(handles, schedStore(t, second(t, opts, d, clock)), schedStore(t, second(t, opts, d, clock)))
+		handles = append(handles, second(t, opts, d, clock), second(t, opts, d, clock))
 	}
 	at := time.Date(2026, 5, 1, 10, 0, 7, 0, time.UTC)
 	if k := store.ScheduleClaimKey("claims", at); k != "claims@1777629607" {
@@ -150,7 +140,7 @@ func testScheduleClaims(t *testing.T, factory Factory, opts Options) {
 
 // testScheduleDefine: a definition is upserted by name, the last
 // registration wins, UpdatedAt is the store's now.
-func testScheduleDefine(t *testing.T, d store.Driver, s store.ScheduleStore, clock *Clock) {
+func testScheduleDefine(t *testing.T, d store.Driver, s store.Schedules, clock *Clock) {
 	ctx := ctxT(t)
 	def := store.ScheduleDefinition{Name: "life", Spec: "* * * * * *", TimeZone: "UTC", Coordination: "advisoryLock", Overlap: "skip", ReplicaID: "a"}
 	check(t, s.DefineSchedule(ctx, def))
@@ -175,7 +165,7 @@ func testScheduleDefine(t *testing.T, d store.Driver, s store.ScheduleStore, clo
 
 // testScheduleInsert: what Insert stamps depends on the status; the
 // caller's fields come back as given.
-func testScheduleInsert(t *testing.T, d store.Driver, s store.ScheduleStore, clock *Clock) {
+func testScheduleInsert(t *testing.T, d store.Driver, s store.Schedules, clock *Clock) {
 	from := schedCut(t, d, clock)
 	running := insertRun(t, s, schedRun("ins", schedTick, "a", store.ScheduleOutcomeWonLock, store.ScheduleRunning))
 	queued := insertRun(t, s, schedRun("ins", schedTick.Add(time.Second), "b", store.ScheduleOutcomeQueued, store.ScheduleQueued))
@@ -207,7 +197,7 @@ func testScheduleInsert(t *testing.T, d store.Driver, s store.ScheduleStore, clo
 
 // testScheduleStartFinish: only a queued run starts, once; Finish stamps
 // the end and the error text; unknown ids change nothing.
-func testScheduleStartFinish(t *testing.T, d store.Driver, s store.ScheduleStore, clock *Clock) {
+func testScheduleStartFinish(t *testing.T, d store.Driver, s store.Schedules, clock *Clock) {
 	ctx := ctxT(t)
 	queued := insertRun(t, s, schedRun("sf", schedTick, "a", store.ScheduleOutcomeQueued, store.ScheduleQueued))
 	running := insertRun(t, s, schedRun("sf", schedTick, "b", store.ScheduleOutcomeWonLock, store.ScheduleRunning))
@@ -252,7 +242,7 @@ func testScheduleStartFinish(t *testing.T, d store.Driver, s store.ScheduleStore
 
 // testScheduleActive: live runs count while their heartbeat is after the
 // cut-off; a replica's heartbeat refreshes only its own live runs.
-func testScheduleActive(t *testing.T, d store.Driver, s store.ScheduleStore, clock *Clock) {
+func testScheduleActive(t *testing.T, d store.Driver, s store.Schedules, clock *Clock) {
 	ctx := ctxT(t)
 	active := func(schedule string, since time.Time) store.ScheduleActivity {
 		t.Helper()
@@ -297,7 +287,7 @@ func testScheduleActive(t *testing.T, d store.Driver, s store.ScheduleStore, clo
 
 // testScheduleLast: the latest tick at or before the bound, by any
 // replica and of any outcome.
-func testScheduleLast(t *testing.T, s store.ScheduleStore) {
+func testScheduleLast(t *testing.T, s store.Schedules) {
 	ctx := ctxT(t)
 	insertRun(t, s, schedRun("last", schedTick, "a", store.ScheduleOutcomeWonLock, store.ScheduleSucceeded))
 	insertRun(t, s, schedRun("last", schedTick.Add(time.Second), "b", store.ScheduleOutcomeLostLock, store.ScheduleSkipped))
@@ -332,7 +322,7 @@ func must3[A, B any](a A, b B, err error) func(t *testing.T) (A, B) {
 
 // testScheduleRuns: newest tick first, newest row first within a tick,
 // limited, one schedule only.
-func testScheduleRuns(t *testing.T, s store.ScheduleStore) {
+func testScheduleRuns(t *testing.T, s store.Schedules) {
 	ctx := ctxT(t)
 	first := insertRun(t, s, schedRun("ord", schedTick, "a", store.ScheduleOutcomeWonLock, store.ScheduleSucceeded))
 	late := insertRun(t, s, schedRun("ord", schedTick.Add(2*time.Second), "a", store.ScheduleOutcomeWonLock, store.ScheduleSucceeded))
@@ -360,7 +350,7 @@ func testScheduleRuns(t *testing.T, s store.ScheduleStore) {
 
 // testScheduleLatestRuns: the newest K runs of every schedule, each in
 // ScheduleRuns order, in one read.
-func testScheduleLatestRuns(t *testing.T, s store.ScheduleStore) {
+func testScheduleLatestRuns(t *testing.T, s store.Schedules) {
 	ctx := ctxT(t)
 	var want = map[string][]int64{}
 	for i, name := range []string{"lat-a", "lat-b", "lat-c"} {
@@ -398,7 +388,7 @@ func testScheduleLatestRuns(t *testing.T, s store.ScheduleStore) {
 
 // testScheduleSummaries: every schedule defined or with runs, by name,
 // with counts per outcome and the latest deciding row.
-func testScheduleSummaries(t *testing.T, s store.ScheduleStore) {
+func testScheduleSummaries(t *testing.T, s store.Schedules) {
 	ctx := ctxT(t)
 	check(t, s.DefineSchedule(ctx, store.ScheduleDefinition{Name: "life", Spec: "* * * * * *", TimeZone: "UTC", Coordination: "advisoryLock", Overlap: "queue", CatchUp: true, ReplicaID: "b"}))
 	check(t, s.DefineSchedule(ctx, store.ScheduleDefinition{Name: "idle", Spec: "@hourly", TimeZone: "Europe/Paris", Coordination: "single", Overlap: "parallel", ReplicaID: "a"}))
@@ -438,7 +428,7 @@ func testScheduleSummaries(t *testing.T, s store.ScheduleStore) {
 
 // testScheduleCollect: old claims go, stale live runs are abandoned,
 // finished runs older than the cut-off go; zero cut-offs remove nothing.
-func testScheduleCollect(t *testing.T, d store.Driver, s store.ScheduleStore, clock *Clock) {
+func testScheduleCollect(t *testing.T, d store.Driver, s store.Schedules, clock *Clock) {
 	ctx := ctxT(t)
 	claim := func(at time.Time) bool {
 		t.Helper()

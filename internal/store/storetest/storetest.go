@@ -8,29 +8,8 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-// Factory returns a migrated store with no rows whose clock is now (the
-// store's Clock option: memory.WithClock, sqlite/postgres/mysql
-// Options.Clock). The suite passes a Clock of its own to every store.
-type Factory func(t *testing.T, now func() time.Time) store.Driver
-
-// Options tune the suite to a store.
-type Options struct {
-	// Reopen returns a second handle on d's database (a second process, in
-	// effect) on the clock now. Nil for memory, where the same *Store is
-	// shared.
-	Reopen func(t *testing.T, d store.Driver, now func() time.Time) store.Driver
-	// Parallel runs Run's cases in parallel: each has a database of its
-	// own, and Reopen finds it from d, not from the last Factory call.
-	Parallel bool
-	// Modes lists the lock modes to exercise (resolved modes only).
-	Modes []store.LockMode
-}
-
-// Run runs the whole suite.
-func Run(t *testing.T, factory Factory, opts Options) {
-	if len(opts.Modes) == 0 {
-		opts.Modes = []store.LockMode{store.LockRow, store.LockAdvisory}
-	}
+// runCore runs the cases of the Cluster and Messages groups.
+func runCore(t *testing.T, factory Factory, opts Options) {
 	run := func(name string, f func(t *testing.T)) {
 		t.Run(name, func(t *testing.T) {
 			if opts.Parallel {

@@ -1,4 +1,4 @@
-// The retention cases RunRetention runs, one function each: what a sweep
+// The retention cases runRetention runs, one function each: what a sweep
 // deletes, what it keeps, its batches, OldestKept.
 
 package storetest

@@ -17,22 +17,6 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-// TxOptions tune RunTx to a store.
-type TxOptions struct {
-	// Pool opens the application's own pool (not the store's) on the
-	// database of d, the one a factory call returned.
-	Pool func(t *testing.T, d store.Driver) *sql.DB
-	// Bare opens a pool on a database of the same kind without voltro's
-	// tables.
-	Bare func(t *testing.T) *sql.DB
-	// Levels are the isolation levels to commit and roll back under
-	// (sql.LevelDefault when empty).
-	Levels []sql.IsolationLevel
-	// AwaitSeesRollback: the store's AwaitCommit answers false as soon as
-	// the transaction rolls back (not only after giving up).
-	AwaitSeesRollback bool
-}
-
 // Where remembers what database (a URL, a path, a name) each store a
 // factory opened is on, for TxOptions.Pool to open the application's own
 // pool there.
@@ -61,17 +45,19 @@ func (w *Where[K]) Of(d store.Driver) K {
 
 var txCluster = store.ClusterConfig{ShardCount: 4, Groups: []string{"default"}}
 
-// RunTx runs the transactional suite; the factory's stores must implement
-// store.TxWriter and store.WorkflowStore.
-func RunTx(t *testing.T, factory Factory, opts TxOptions) {
+// runTx runs the transactional cases, for stores with Capabilities.Tx.
+func runTx(t *testing.T, factory Factory, opts TxOptions) {
 	get := func(t *testing.T) (store.Driver, store.TxWriter, *sql.DB) {
 		// The real clock: these writes run on the application's own
 		// connections, which no test clock of the store's reaches.
 		d := factory(t, nil)
 		must(d.EnsureClusterConfig(ctxT(t), txCluster))(t)
-		tw, ok := d.(store.TxWriter)
-		if !ok {
-			t.Fatalf("%T does not implement store.TxWriter", d)
+		tw := d.Capabilities().Tx
+		if tw == nil {
+			t.Skipf("the %s store writes nothing in the caller's transaction (no Capabilities.Tx)", d.Dialect())
+		}
+		if opts.Pool == nil || opts.Bare == nil {
+			t.Fatalf("the %s store has Capabilities.Tx: Options.Tx.Pool and Options.Tx.Bare must open the application's pools", d.Dialect())
 		}
 		return d, tw, opts.Pool(t, d)
 	}
@@ -90,11 +76,7 @@ func RunTx(t *testing.T, factory Factory, opts TxOptions) {
 	}
 	t.Run("StorePool", func(t *testing.T) {
 		d, tw, _ := get(t)
-		sdb, ok := d.(store.SQLDB)
-		if !ok {
-			t.Fatalf("%T does not implement store.SQLDB", d)
-		}
-		testTxCommit(t, d, tw, sdb.DB(), sql.LevelDefault)
+		testTxCommit(t, d, tw, d.Capabilities().SQL, sql.LevelDefault)
 	})
 	t.Run("Existing", func(t *testing.T) { d, tw, db := get(t); testTxExisting(t, d, tw, db) })
 	t.Run("Foreign", func(t *testing.T) {
@@ -143,12 +125,12 @@ func writeBoth(t *testing.T, tw store.TxWriter, tx *sql.Tx, id string) []int64 {
 
 func testTxRollback(t *testing.T, d store.Driver, tw store.TxWriter, db *sql.DB, lv sql.IsolationLevel, awaitSeesRollback bool) {
 	ctx := ctxT(t)
-	ws := d.(store.WorkflowStore)
+	ws := store.Workflows(d)
 	locksBefore := must(d.ShardLocks(ctx))(t)
 	tx := begin(t, db, lv)
 	ids := writeBoth(t, tw, tx, "wf_rb")
 	var awaited chan bool
-	if cw, ok := d.(store.CommitWaiter); ok && awaitSeesRollback {
+	if cw := d.Capabilities().CommitWaits; cw != nil && awaitSeesRollback {
 		awaited = make(chan bool, 1)
 		go func() { ok, _ := cw.AwaitCommit(ctx, ids[0]); awaited <- ok }()
 	}
@@ -183,7 +165,7 @@ func totalPending(ds store.DrainStats) int {
 
 func testTxCommit(t *testing.T, d store.Driver, tw store.TxWriter, db *sql.DB, lv sql.IsolationLevel) {
 	ctx := ctxT(t)
-	ws := d.(store.WorkflowStore)
+	ws := store.Workflows(d)
 	_, epoch := own(t, d, "me:1", "default/1")
 	tx := begin(t, db, lv)
 	ids := writeBoth(t, tw, tx, "wf_ok")
@@ -197,7 +179,7 @@ func testTxCommit(t *testing.T, d store.Driver, tw store.TxWriter, db *sql.DB, l
 		}
 	}
 	var awaited chan bool
-	if cw, ok := d.(store.CommitWaiter); ok {
+	if cw := d.Capabilities().CommitWaits; cw != nil {
 		awaited = make(chan bool, 1)
 		go func() { ok, err := cw.AwaitCommit(ctx, ids[1]); awaited <- ok && err == nil }()
 	}
@@ -227,7 +209,7 @@ func testTxCommit(t *testing.T, d store.Driver, tw store.TxWriter, db *sql.DB, l
 
 func testTxExisting(t *testing.T, d store.Driver, tw store.TxWriter, db *sql.DB) {
 	ctx := ctxT(t)
-	ws := d.(store.WorkflowStore)
+	ws := store.Workflows(d)
 	_, _, first, err := ws.StartExecution(ctx, newExec("wf_x"), store.StartContext{}, startMsg("wf_x"), nil)
 	check(t, err)
 	tx := begin(t, db, sql.LevelDefault)

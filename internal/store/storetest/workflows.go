@@ -15,20 +15,11 @@ import (
 	"github.com/voltro/voltro/internal/store"
 )
 
-// RunWorkflows runs the workflow suite. The factory's stores must implement
-// store.WorkflowStore and store.WorkflowIntrospection.
-func RunWorkflows(t *testing.T, factory Factory) {
-	get := func(t *testing.T) (store.Driver, store.WorkflowStore, store.WorkflowIntrospection, *Clock) {
+// runWorkflows runs the workflow cases.
+func runWorkflows(t *testing.T, factory Factory) {
+	get := func(t *testing.T) (store.Driver, store.Workflows, store.Introspection, *Clock) {
 		d, clock := open(t, factory)
-		w, ok := d.(store.WorkflowStore)
-		if !ok {
-			t.Fatalf("%T does not implement store.WorkflowStore", d)
-		}
-		in, ok := d.(store.WorkflowIntrospection)
-		if !ok {
-			t.Fatalf("%T does not implement store.WorkflowIntrospection", d)
-		}
-		return d, w, in, clock
+		return d, d, d, clock
 	}
 	t.Run("StartIdempotent", func(t *testing.T) { d, w, _, _ := get(t); testStartExecution(t, d, w) })
 	t.Run("StartBatch", func(t *testing.T) { d, w, _, _ := get(t); testStartBatch(t, d, w) })
@@ -40,7 +31,7 @@ func RunWorkflows(t *testing.T, factory Factory) {
 	t.Run("Signals", func(t *testing.T) { d, w, _, _ := get(t); testSignals(t, d, w) })
 	t.Run("Cancel", func(t *testing.T) { d, w, _, _ := get(t); testCancel(t, d, w) })
 	t.Run("Reopen", func(t *testing.T) { d, w, _, _ := get(t); testReopen(t, d, w) })
-	t.Run("Introspection", func(t *testing.T) { _, _, in, _ := get(t); testIntrospection(t, in) })
+	t.Run("Introspection", func(t *testing.T) { d, _, _, _ := get(t); testIntrospection(t, d) })
 }
 
 func startMsg(id string) *store.Message {
@@ -51,7 +42,7 @@ func newExec(id string) store.Execution {
 	return store.Execution{ID: id, Name: "order", Shard: "default/1", Key: "k-" + id, Input: []byte(`{"n":1}`), ParentID: "", ParentClose: "terminate"}
 }
 
-func testStartExecution(t *testing.T, d store.Driver, w store.WorkflowStore) {
+func testStartExecution(t *testing.T, d store.Driver, w store.Workflows) {
 	ctx := ctxT(t)
 	sc := store.StartContext{Subject: "user:7", Trace: "00-abc-def-01", Source: "api", ParentID: "p1", ParentClose: "abandon"}
 	x, existing, res, err := w.StartExecution(ctx, newExec("wf1"), sc, startMsg("wf1"), nil)
@@ -91,7 +82,7 @@ func testStartExecution(t *testing.T, d store.Driver, w store.WorkflowStore) {
 // testPollExecutions: PollExecutions returns the stored rows of the ids
 // that exist, each once, whatever the ids' number, order or repeats: a
 // finished run whole, one still running without its input.
-func testPollExecutions(t *testing.T, d store.Driver, w store.WorkflowStore) {
+func testPollExecutions(t *testing.T, d store.Driver, w store.Workflows) {
 	ctx := ctxT(t)
 	if got := must(w.PollExecutions(ctx, nil))(t); len(got) != 0 {
 		t.Fatalf("no ids: %+v", got)
@@ -143,10 +134,10 @@ func testPollExecutions(t *testing.T, d store.Driver, w store.WorkflowStore) {
 // start (one claimed at insert, out of id order). A batch with a run that
 // exists either reports it per start or fails as a whole, writing nothing
 // of the batch (the caller then starts them one by one).
-func testStartBatch(t *testing.T, d store.Driver, w store.WorkflowStore) {
-	bs, ok := w.(store.BatchStarter)
-	if !ok {
-		t.Skip("this store starts runs one transaction each")
+func testStartBatch(t *testing.T, d store.Driver, w store.Workflows) {
+	bs := d.Capabilities().BatchStarts
+	if bs == nil {
+		t.Skipf("the %s store starts runs one transaction each (no Capabilities.BatchStarts)", d.Dialect())
 	}
 	ctx := ctxT(t)
 	_, _, _, err := w.StartExecution(ctx, newExec("old"), store.StartContext{}, startMsg("old"), nil)
@@ -185,7 +176,7 @@ func testStartBatch(t *testing.T, d store.Driver, w store.WorkflowStore) {
 // testStartBatchMixed: a batch with a run that exists ("old") either reports
 // it per start or fails as a whole, writing nothing; every run keeps exactly
 // one start message.
-func testStartBatchMixed(ctx context.Context, t *testing.T, d store.Driver, w store.WorkflowStore, bs store.BatchStarter) {
+func testStartBatchMixed(ctx context.Context, t *testing.T, d store.Driver, w store.Workflows, bs store.BatchStarter) {
 	mixed, err := bs.StartExecutions(ctx, []store.StartRequest{
 		{Exec: newExec("b4"), Message: startMsg("b4")},
 		{Exec: newExec("old"), Message: startMsg("old")},
@@ -205,7 +196,7 @@ func testStartBatchMixed(ctx context.Context, t *testing.T, d store.Driver, w st
 	}
 }
 
-func testJournal(t *testing.T, d store.Driver, w store.WorkflowStore) {
+func testJournal(t *testing.T, d store.Driver, w store.Workflows) {
 	ctx := ctxT(t)
 	_, _, _, err := w.StartExecution(ctx, newExec("wf1"), store.StartContext{}, startMsg("wf1"), nil)
 	check(t, err)
@@ -235,7 +226,7 @@ func testJournal(t *testing.T, d store.Driver, w store.WorkflowStore) {
 	}
 }
 
-func testUpdateExecution(t *testing.T, d store.Driver, w store.WorkflowStore, clock *Clock) {
+func testUpdateExecution(t *testing.T, d store.Driver, w store.Workflows, clock *Clock) {
 	ctx := ctxT(t)
 	for i := 0; i < 3; i++ {
 		_, _, _, err := w.StartExecution(ctx, newExec(fmt.Sprint("wf", i)), store.StartContext{}, startMsg(fmt.Sprint("wf", i)), nil)
@@ -288,7 +279,7 @@ func testUpdateExecution(t *testing.T, d store.Driver, w store.WorkflowStore, cl
 	}
 }
 
-func testSignals(t *testing.T, d store.Driver, w store.WorkflowStore) {
+func testSignals(t *testing.T, d store.Driver, w store.Workflows) {
 	ctx := ctxT(t)
 	_, _, _, err := w.StartExecution(ctx, newExec("wf1"), store.StartContext{}, startMsg("wf1"), nil)
 	check(t, err)
@@ -345,7 +336,7 @@ func testSignals(t *testing.T, d store.Driver, w store.WorkflowStore) {
 	}
 }
 
-func testCancel(t *testing.T, d store.Driver, w store.WorkflowStore) {
+func testCancel(t *testing.T, d store.Driver, w store.Workflows) {
 	ctx := ctxT(t)
 	_, _, _, err := w.StartExecution(ctx, newExec("wf1"), store.StartContext{}, startMsg("wf1"), nil)
 	check(t, err)
@@ -367,7 +358,8 @@ func testCancel(t *testing.T, d store.Driver, w store.WorkflowStore) {
 	}
 }
 
-func testIntrospection(t *testing.T, in store.WorkflowIntrospection) {
+func testIntrospection(t *testing.T, d store.Driver) {
+	in := store.Introspection(d)
 	ctx := ctxT(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	later := now.Add(time.Second)
@@ -397,7 +389,7 @@ func testIntrospection(t *testing.T, in store.WorkflowIntrospection) {
 	if len(ev) != 2 || ev[0].Kind != "started" || ev[1].Detail != "ok" {
 		t.Fatalf("events: %+v", ev)
 	}
-	checkRun(t, in, "wf1", store.ExecCompleted, true)
+	checkRun(t, d, "wf1", store.ExecCompleted, true)
 
 	// One key twice in one batch: the later record wins, and one without a
 	// start keeps the earlier record's. Events are all appended, a zero
@@ -425,8 +417,8 @@ func testIntrospection(t *testing.T, in store.WorkflowIntrospection) {
 	if len(ev) != 2 || ev[0].Kind != "started" || ev[1].Kind != "completed" || ev[1].At.IsZero() {
 		t.Fatalf("events of one batch: %+v", ev)
 	}
-	checkRun(t, in, "wf2", store.ExecCompleted, true)
-	checkRun(t, in, "wf3", store.ExecRunning, true)
+	checkRun(t, d, "wf2", store.ExecCompleted, true)
+	checkRun(t, d, "wf3", store.ExecRunning, true)
 
 	// A large batch (drivers cut it into several statements): every
 	// record lands.
@@ -443,17 +435,16 @@ func testIntrospection(t *testing.T, in store.WorkflowIntrospection) {
 	if len(steps) != 1200 || steps[1199].Seq != 1199 || len(ev) != 1200 || ev[1199].Detail != detail {
 		t.Fatalf("a large batch: %d steps, %d events", len(steps), len(ev))
 	}
-	checkRun(t, in, "wf4", store.ExecCompleted, true)
+	checkRun(t, d, "wf4", store.ExecCompleted, true)
 }
 
 // checkRun reads a run's introspection row, where the store has SQL (the
 // interface has no reader for runs), and checks its status and whether it
 // has a start time.
-func checkRun(t *testing.T, in store.WorkflowIntrospection, id string, status store.ExecStatus, started bool) {
+func checkRun(t *testing.T, d store.Driver, id string, status store.ExecStatus, started bool) {
 	t.Helper()
-	sq, ok := in.(store.SQLDB)
-	d, _ := in.(store.Driver)
-	if !ok || d == nil {
+	db := d.Capabilities().SQL
+	if db == nil {
 		return
 	}
 	q := `SELECT status, "startedAt" IS NOT NULL AND "startedAt" <> 0 FROM _voltro_workflow_runs WHERE "executionId" = ?`
@@ -465,7 +456,7 @@ func checkRun(t *testing.T, in store.WorkflowIntrospection, id string, status st
 	}
 	var got string
 	var hasStart bool
-	if err := sq.DB().QueryRowContext(ctxT(t), q, id).Scan(&got, &hasStart); err != nil {
+	if err := db.QueryRowContext(ctxT(t), q, id).Scan(&got, &hasStart); err != nil {
 		t.Fatalf("read run %s: %v", id, err)
 	}
 	if got != string(status) || hasStart != started {

@@ -1,7 +1,7 @@
 package status_test
 
 // Against live databases. PostgreSQL: three in-process instances and one
-// child process, each hosting status.work — the table and the JSON, the
+// child process, each hosting status.work and status.wait — the table and the JSON, the
 // --process filter, a runner advertising localhost, a SIGKILLed instance
 // turning stale within one heartbeat expiry, and a drain stalled on an
 // entity type nobody hosts. MariaDB with a binlog: the server_id column.
@@ -37,9 +37,7 @@ func TestLivePostgres(t *testing.T) {
 		}
 	}
 	tick := voltro.NewSchedule("status.tick", "@every 1s", func(context.Context, time.Time) error { return nil }, voltro.Coordination("advisoryLock"))
-	wait := voltro.NewWorkflow("status.wait", func(wc *voltro.WorkflowContext, n int) (int, error) {
-		return voltro.AwaitSignal[int](wc, "go", time.Hour)
-	})
+	wait := waitWorkflow()
 	a := startApp(t, env("status-a", host), workEntity(), tick, wait)
 	startApp(t, env("status-b", host), workEntity(), tick, wait)
 	startApp(t, env("status-c", "localhost"), workEntity(), tick, wait)

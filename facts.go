@@ -20,6 +20,7 @@ func (a *App) facts() engine.Facts {
 			}
 			return a.feed.Flavor()
 		},
+		ChangesLocal: func() bool { return a.feed != nil && !a.feed.Transport().CrossInstance() },
 		Coordination: a.coordination,
 		Extra:        a.extra,
 	}

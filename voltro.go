@@ -175,8 +175,8 @@ func (a *App) bootLine() {
 	// The message carries every value once, readable as it stands; the
 	// attributes add only what it does not say (the record's replicaId field
 	// names the instance for machines).
-	a.log.Info(fmt.Sprintf("voltro started: replica=%s runner=%s dialect=%s cdc=%s coordination=%s inspect=%s",
-		cfg.ReplicaID, a.e.Address(), a.e.Store().Dialect(), a.feed.Flavor(), coord, a.e.InspectAddr()),
+	a.log.Info(fmt.Sprintf("voltro started: replica=%s runner=%s dialect=%s tier=%s cdc=%s coordination=%s inspect=%s",
+		cfg.ReplicaID, a.e.Address(), a.e.Store().Dialect(), a.e.Tier(), a.feed.Flavor(), coord, a.e.InspectAddr()),
 		"version", engine.Version)
 	a.ring.EndBoot()
 }

@@ -26,7 +26,7 @@ func TestMariaDBBinlog(t *testing.T) {
 		if a.Transport() != Binlog || b.Flavor() != "binlog CDC (ROW)" {
 			t.Fatalf("transport %s / %s (fallback %q)", a.Transport(), b.Flavor(), b.Fallback())
 		}
-		if got := a.BootLine(); got != "sql dialect resolved: mariadb — CDC: binlog CDC (ROW)" {
+		if got := a.BootLine(); got != "sql dialect resolved: mariadb — CDC: binlog CDC (ROW), RETURNING: native (INSERT/DELETE); UPDATE then SELECT" {
 			t.Fatalf("boot line %q", got)
 		}
 		if a.ServerID() == b.ServerID() || a.ServerID() == 1 || b.ServerID() == 1 || a.ServerID() == 0 {

@@ -307,6 +307,9 @@ func (f *Feed) BootLine() string {
 	if f.fallback != "" {
 		line += " (fallback: " + f.fallback + ")"
 	}
+	if f.dialect != store.Memory && f.sqlw.Name != "" {
+		line += ", RETURNING: " + f.sqlw.Returning()
+	}
 	return line
 }
 

@@ -22,11 +22,12 @@ func TestInlineEmit(t *testing.T) {
 		name, url string
 		disable   bool
 		want      Transport
+		returning string // the boot line's RETURNING part
 	}{
-		{"memory", "memory:", false, Bus},
-		{"sqlite", "sqlite:" + filepath.Join(t.TempDir(), "app.db"), false, Bus},
-		{"postgres CDC=0", testdb.Postgres(t, "cdcinline"), true, Inline},
-		{"mysql", mysqlURL, false, Inline},
+		{"memory", "memory:", false, Bus, ""},
+		{"sqlite", "sqlite:" + filepath.Join(t.TempDir(), "app.db"), false, Bus, ", RETURNING: native (INSERT/UPDATE/DELETE)"},
+		{"postgres CDC=0", testdb.Postgres(t, "cdcinline"), true, Inline, ", RETURNING: native (INSERT/UPDATE/DELETE)"},
+		{"mysql", mysqlURL, false, Inline, ", RETURNING: none; each write then SELECT"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -34,7 +35,8 @@ func TestInlineEmit(t *testing.T) {
 			if f.Transport() != c.want {
 				t.Fatalf("transport %s, want %s", f.Transport(), c.want)
 			}
-			if !strings.HasPrefix(f.BootLine(), "sql dialect resolved: "+string(f.Dialect())+" — CDC: ") {
+			if !strings.HasPrefix(f.BootLine(), "sql dialect resolved: "+string(f.Dialect())+" — CDC: ") || !strings.HasSuffix(f.BootLine(), c.returning) ||
+				(c.returning == "" && strings.Contains(f.BootLine(), "RETURNING")) {
 				t.Fatalf("boot line %q", f.BootLine())
 			}
 			exerciseWrites(t, f, f, "items")

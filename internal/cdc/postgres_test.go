@@ -23,7 +23,7 @@ func TestPostgresCrossInstance(t *testing.T) {
 	if a.Transport() != Notify || b.Flavor() != "LISTEN/NOTIFY" {
 		t.Fatalf("transport %s / %s", a.Transport(), b.Flavor())
 	}
-	if got := b.BootLine(); got != "sql dialect resolved: postgres — CDC: LISTEN/NOTIFY" {
+	if got := b.BootLine(); got != "sql dialect resolved: postgres — CDC: LISTEN/NOTIFY, RETURNING: native (INSERT/UPDATE/DELETE)" {
 		t.Fatalf("boot line %q", got)
 	}
 	exerciseWrites(t, a, b, "items")

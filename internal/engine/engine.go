@@ -257,7 +257,7 @@ func (e *Engine) bootLog() {
 		}
 	}
 	e.log.Info(fmt.Sprintf("workflow engine: %s, dialect=%s", engineKind, e.d.Dialect()),
-		"dialect", e.d.Dialect(), "runner_storage", e.cfg.RunnerStorage, "why", e.cfg.StorageReason, "tier", e.tier)
+		"dialect", e.d.Dialect(), "runner_storage", e.cfg.RunnerStorage, "why", e.cfg.StorageReason)
 	if e.private {
 		e.log.Info(fmt.Sprintf("single-process runner storage: replica %s executes only the runs it starts and resumes them when it restarts with the same POD_NAME; no other instance on this database ever runs them (no cross-instance handoff)", e.cfg.ReplicaID))
 	}

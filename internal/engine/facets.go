@@ -14,6 +14,10 @@ import "github.com/voltro/voltro/internal/observe"
 type Facts struct {
 	// CDCFlavor is the change feed's transport.
 	CDCFlavor func() string
+	// ChangesLocal reports whether the change feed carries only this
+	// instance's own writes (inline emit), which makes a full cluster's
+	// tier "inline-only". nil: it does not.
+	ChangesLocal func() bool
 	// Coordination is the default schedule coordination.
 	Coordination func() string
 	// Extra are named free-form values (inspect's extra).
@@ -22,6 +26,17 @@ type Facts struct {
 
 // Telemetry is the instance's tracer and instruments.
 func (e *Engine) Telemetry() *observe.Telemetry { return e.tel }
+
+// Tier is how far this instance clusters: "full" (shards move and changes
+// cross instances), "inline-only" (shards move, but the change feed is
+// inline emit: MySQL, CDC=0, or a fallback), "single-process" or "none"
+// (a memory store). Boot log, inspect and cluster status say the same.
+func (e *Engine) Tier() string {
+	if e.tier == "full" && e.facts.ChangesLocal != nil && e.facts.ChangesLocal() {
+		return "inline-only"
+	}
+	return e.tier
+}
 
 func (e *Engine) cdcFlavor() string { return orNone(e.facts.CDCFlavor) }
 

@@ -138,7 +138,7 @@ func (e *Engine) Inspect(ctx context.Context) inspect.Doc {
 	rs := e.runner.Status()
 	doc := inspect.Doc{
 		ReplicaID: e.cfg.ReplicaID, RunnerAddress: e.address, InspectAddr: e.InspectAddr(),
-		Dialect: string(e.d.Dialect()), Tier: e.tier, RunnerStorage: string(e.cfg.RunnerStorage),
+		Dialect: string(e.d.Dialect()), Tier: e.Tier(), RunnerStorage: string(e.cfg.RunnerStorage),
 		CDCFlavor: e.cdcFlavor(), Coordination: e.coordination(),
 		ShardLock:     inspect.ShardLockDoc{Requested: string(e.cfg.ShardLock), Mode: string(e.lockMode), Reason: e.lockReason, Healthy: rs.LockHealthy},
 		LocalhostRisk: e.cfg.LocalhostRisk, EntityTypes: e.deliv.Types(),

@@ -239,7 +239,7 @@ func checkBootLog(t *testing.T, logs *logLines, runner, inspect, replica string)
 		{"sql dialect resolved: postgres — CDC: LISTEN/NOTIFY"},
 		{"shard-lock coordination: advisory locks (dialect=postgres, mode=auto"},
 		{"inspect endpoint listening", "addr=" + inspect},
-		{"voltro started: replica=" + replica + " runner=" + runner + " dialect=postgres cdc=", "coordination=advisoryLock inspect=" + inspect},
+		{"voltro started: replica=" + replica + " runner=" + runner + " dialect=postgres tier=full cdc=", "coordination=advisoryLock inspect=" + inspect},
 	} {
 		if logs.find(want...) == "" {
 			t.Errorf("boot log has no line with %q:\n%s", want, logs)

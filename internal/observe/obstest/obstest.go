@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -26,6 +27,8 @@ type App struct {
 	AdminToken string
 	Tracer     trace.TracerProvider
 	Register   func(*voltro.App)
+	// Env adds to (or overrides) the environment Start gives the app.
+	Env map[string]string
 }
 
 // IsolateRegistry points the local runtime registry at a directory of the
@@ -52,6 +55,7 @@ func Start(t *testing.T, dbURL string, s App) *voltro.App {
 		"VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": "500ms", "VOLTRO_SHARDS": "8",
 		"VOLTRO_ADMIN_TOKEN": s.AdminToken, "VOLTRO_REGISTRY_DIR": os.Getenv("VOLTRO_REGISTRY_DIR"),
 	}
+	maps.Copy(env, s.Env)
 	opts := []voltro.Option{voltro.WithEnv(func(k string) string { return env[k] }),
 		voltro.WithLogger(slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})))}
 	if s.Tracer != nil {

@@ -280,3 +280,32 @@ func TestAdminActions(t *testing.T) {
 		t.Errorf("admin actions are not in the log ring")
 	}
 }
+
+// TestTierAgrees: an instance on a shared database whose change feed is
+// inline emit (CDC=0 here; MySQL, or a binlog fallback, alike) moves shards
+// but not changes: inspect and its boot line say "inline-only", as cluster
+// status and the dashboard do, and "full" with the feed on.
+func TestTierAgrees(t *testing.T) {
+	obstest.IsolateRegistry(t)
+	url := testdb.Postgres(t, "obs_tier")
+	for _, c := range []struct {
+		cdc, want string
+	}{{"0", "inline-only"}, {"1", "full"}} {
+		app := obstest.Start(t, url, obstest.App{Replica: "tier-" + c.cdc, Env: map[string]string{"CDC": c.cdc}})
+		code, raw := obstest.Call(t, app, http.MethodGet, "/_voltro/inspect/cluster", "")
+		var doc struct {
+			Tier string `json:"tier"`
+		}
+		if err := json.Unmarshal([]byte(raw), &doc); code != http.StatusOK || err != nil {
+			t.Fatalf("inspect: %d %v %s", code, err, raw)
+		}
+		if doc.Tier != c.want {
+			t.Errorf("CDC=%s: inspect says tier %q, want %q", c.cdc, doc.Tier, c.want)
+		}
+		_, logs := obstest.Call(t, app, http.MethodGet, "/_voltro/inspect/logs?tail=0", "")
+		if !strings.Contains(logs, "tier="+c.want+" ") {
+			t.Errorf("CDC=%s: no boot line with tier=%s in %s", c.cdc, c.want, logs)
+		}
+		_ = app.Close(context.Background())
+	}
+}

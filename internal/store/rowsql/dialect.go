@@ -49,6 +49,32 @@ type Dialect struct {
 	Pool func(dsn string) (*sql.DB, error)
 }
 
+// Returning says which writes read their rows back with RETURNING and
+// which need a SELECT after them, as the boot line reports it: PostgreSQL
+// and SQLite "native (INSERT/UPDATE/DELETE)", MariaDB "native
+// (INSERT/DELETE); UPDATE then SELECT", MySQL "none; each write then
+// SELECT".
+func (d Dialect) Returning() string {
+	var native, not []string
+	for _, w := range []struct {
+		name string
+		ok   bool
+	}{{"INSERT", d.InsertReturning}, {"UPDATE", d.UpdateReturning}, {"DELETE", d.DeleteReturning}} {
+		if w.ok {
+			native = append(native, w.name)
+		} else {
+			not = append(not, w.name)
+		}
+	}
+	switch {
+	case len(not) == 0:
+		return "native (" + strings.Join(native, "/") + ")"
+	case len(native) == 0:
+		return "none; each write then SELECT"
+	}
+	return "native (" + strings.Join(native, "/") + "); " + strings.Join(not, "/") + " then SELECT"
+}
+
 // Quote quotes an identifier already checked by CheckIdent.
 func (d Dialect) Quote(name string) string { return d.QuoteChar + name + d.QuoteChar }
 

@@ -48,12 +48,21 @@ func (s *Scheduler) clusterAvailable() bool { return s.clusterUnavailableReason(
 
 func (s *Scheduler) clusterUnavailableReason() string {
 	switch {
+	case s.cfg.Cluster == nil && defaultCoordination(s.cfg.Store.Dialect()) == AdvisoryLock:
+		return "this instance runs no cluster of runners (single-process runner storage, VOLTRO_WORKFLOW_RUNNER_STORAGE=memory) to fire cluster schedules"
 	case s.cfg.Cluster == nil:
 		return "no workflow engine is wired to fire cluster schedules"
 	case s.cfg.Store.Dialect() == store.SQLite || s.cfg.Store.Dialect() == store.Memory:
 		return "the " + string(s.cfg.Store.Dialect()) + " store has no cluster storage"
 	}
 	return ""
+}
+
+// clusterFallback is the coordination a cluster schedule gets where cluster
+// mode cannot work: advisoryLock on a store other processes share, so each
+// tick still fires once across the instances on it, single elsewhere.
+func (s *Scheduler) clusterFallback() Coordination {
+	return defaultCoordination(s.cfg.Store.Dialect())
 }
 
 func (s *Scheduler) clusterSchedule(e *entry) ClusterSchedule {

@@ -114,9 +114,9 @@ func New(cfg Config) (*Scheduler, error) {
 	s.booting = cfg.Clock.Hold()
 	s.coord = cmp.Or(def, defaultCoordination(cfg.Store.Dialect()))
 	if s.coord == Cluster && !s.clusterAvailable() {
-		s.log.Warn("schedules: cluster coordination is unavailable here, degrading the default to single",
+		s.coord = s.clusterFallback()
+		s.log.Warn("schedules: cluster coordination is unavailable here, degrading the default to "+string(s.coord),
 			"dialect", cfg.Store.Dialect(), "reason", s.clusterUnavailableReason())
-		s.coord = Single
 	}
 	return s, nil
 }
@@ -145,9 +145,9 @@ func (s *Scheduler) Register(sch Schedule) error {
 	}
 	e := &entry{compiled: c, coord: cmp.Or(c.Coordination, s.coord), wake: make(chan struct{}, 1)}
 	if e.coord == Cluster && !s.clusterAvailable() {
-		s.log.Warn("schedule: cluster coordination is unavailable here, firing as single",
+		e.coord = s.clusterFallback()
+		s.log.Warn("schedule: cluster coordination is unavailable here, firing as "+string(e.coord),
 			"schedule", c.Name, "dialect", s.cfg.Store.Dialect(), "reason", s.clusterUnavailableReason())
-		e.coord = Single
 	}
 	s.mu.Lock()
 	if _, dup := s.entries[c.Name]; dup {

@@ -89,23 +89,31 @@ type dialectStore struct {
 
 func (d dialectStore) Dialect() store.Dialect { return d.d }
 
-func TestClusterDegradesToSingleWithAWarning(t *testing.T) {
+// TestClusterDegradesWithAWarning: where cluster mode cannot work, a
+// schedule asking for it fires as advisoryLock on a store other processes
+// share (still once per tick across them: single there would fire on every
+// instance), as single on a store only this process uses; the warning says
+// which and why.
+func TestClusterDegradesWithAWarning(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name    string
 		dialect store.Dialect
 		firer   ClusterFirer
+		want    Coordination
+		outcome Outcome
+		reason  string
 	}{
-		{"no engine", store.Postgres, nil},
-		{"sqlite", store.SQLite, neverFirer{}},
-		{"memory", store.Memory, neverFirer{}},
+		{"single-process runner storage on postgres", store.Postgres, nil, AdvisoryLock, OutcomeWonLock, "single-process runner storage"},
+		{"sqlite", store.SQLite, neverFirer{}, Single, OutcomeSingle, "the sqlite store has no cluster storage"},
+		{"memory", store.Memory, neverFirer{}, Single, OutcomeSingle, "the memory store has no cluster storage"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			logs := &syncBuffer{}
 			st := dialectStore{NewMemoryStore(), c.dialect}
 			s := newTestScheduler(t, Config{ReplicaID: "r", Store: st, Cluster: c.firer, Default: Cluster,
 				Logger: slog.New(slog.NewTextHandler(logs, nil))})
-			if s.DefaultCoordination() != Single {
+			if s.DefaultCoordination() != c.want {
 				t.Fatalf("default %s", s.DefaultCoordination())
 			}
 			if err := s.Register(Schedule{Name: "c", Spec: "* * * * * *", Coordination: Cluster, Func: noop}); err != nil {
@@ -114,12 +122,12 @@ func TestClusterDegradesToSingleWithAWarning(t *testing.T) {
 			stop := runScheduler(t, s)
 			time.Sleep(1300 * time.Millisecond)
 			stop()
-			if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "degrading the default to single") ||
-				!strings.Contains(logs.String(), "firing as single") {
+			if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "degrading the default to "+string(c.want)) ||
+				!strings.Contains(logs.String(), "firing as "+string(c.want)) || !strings.Contains(logs.String(), c.reason) {
 				t.Fatalf("no boot warning:\n%s", logs)
 			}
 			rs := runsOf(t, st, "c")
-			if len(rs) == 0 || rs[0].Outcome != OutcomeSingle {
+			if len(rs) == 0 || rs[0].Outcome != c.outcome {
 				t.Fatalf("runs %+v", rs)
 			}
 		})

@@ -120,7 +120,7 @@ func ExampleApp_Changes() {
 	// insert stock desk 1
 }
 
-// Health is the readiness verdict (what /readyz serves) with typed problem
+// Health is the readiness verdict (what /_voltro/health/ready serves) with typed problem
 // kinds; Ready is the same, flattened to text.
 func ExampleApp_Health() {
 	ctx := context.Background()

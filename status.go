@@ -26,16 +26,17 @@ const (
 func (s RunStatus) Terminal() bool { return store.ExecStatus(s).Terminal() }
 
 // Health is this instance's readiness verdict with its evidence (App.Health;
-// the same verdict the /readyz endpoint serves).
+// the same verdict GET /_voltro/health/ready on the inspect address serves).
+// It encodes to JSON as {"ready": …, "problems": [{"kind": …, "detail": …}]}.
 type Health struct {
-	Ready    bool      // false while any problem stands
-	Problems []Problem // why it is not ready; empty when it is
+	Ready    bool      `json:"ready"`    // false while any problem stands
+	Problems []Problem `json:"problems"` // why it is not ready; empty when it is
 }
 
 // Problem is one reason an instance is not ready.
 type Problem struct {
-	Kind   ProblemKind
-	Detail string // for people; not stable
+	Kind   ProblemKind `json:"kind"`
+	Detail string      `json:"detail"` // for people; not stable
 }
 
 // ProblemKind names what is wrong.

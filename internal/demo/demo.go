@@ -44,7 +44,8 @@ func Register(app *voltro.App, tick time.Duration) error {
 func PrintWelcome(w io.Writer, cli, dbURL, inspect string) {
 	fmt.Fprintf(w, `voltro demo is running on %[1]s
 
-Try, from another terminal in this directory (DB_URL=%[1]s):
+Try, from another terminal in this directory:
+  export DB_URL=%[1]s
   %[3]s workflows start demo.chain --input '{"steps":5,"stepMillis":500}'
   %[3]s workflows get <id>                  # steps, attempts, the runner of each
   %[3]s workflows start demo.nap --input '{"seconds":30}'    # stop this demo meanwhile: it resumes

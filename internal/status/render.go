@@ -66,6 +66,20 @@ func intro(r *Report) string {
 		}
 	}
 	s := fmt.Sprintf("%d instance(s) from %s", len(r.Instances), from)
+	if r.Source.Kind == "runners" {
+		// single-process runner storage keeps no runner row: those
+		// instances come from the local registry, and the header says so
+		local := 0
+		for _, in := range r.Instances {
+			if in.Source != "runners" {
+				local++
+			}
+		}
+		if local > 0 {
+			s = fmt.Sprintf("%d instance(s): %d from %s, %d from the local registry %s (single-process runner storage keeps no runner row)",
+				len(r.Instances), len(r.Instances)-local, from, local, r.Source.RegistryDir)
+		}
+	}
 	if r.StaleAfterSeconds > 0 {
 		s += fmt.Sprintf("; stale after %s without a heartbeat", human(seconds(r.StaleAfterSeconds)))
 	}

@@ -64,9 +64,25 @@ func schemeDialect(raw string) (store.Dialect, error) {
 		return store.MySQL, nil
 	case strings.HasPrefix(raw, "sqlite:") || strings.HasSuffix(raw, ".db") || strings.HasSuffix(raw, ".sqlite") || strings.HasSuffix(raw, ".sqlite3"):
 		return store.SQLite, nil
+	case hasScheme(raw, "sqlserver", "mssql"):
+		return "", errs.New(errs.CodeInvalidConfig, "DB_URL %q: SQL Server is not supported: voltro runs on PostgreSQL, MariaDB/MySQL and SQLite (see docs/configuration.md#databases)", redact(raw))
+	case hasScheme(raw, "libsql", "turso"):
+		return "", errs.New(errs.CodeInvalidConfig, "DB_URL %q: remote Turso/libSQL is not supported: use a local SQLite file (sqlite:<path>) for one process, PostgreSQL or MariaDB/MySQL for a cluster (see docs/configuration.md#databases)", redact(raw))
 	default:
 		return "", errs.New(errs.CodeInvalidConfig, "DB_URL %q: unknown scheme (use postgres://, mariadb://, mysql://, sqlite:<path> or a .db path, memory:)", redact(raw))
 	}
+}
+
+// hasScheme reports whether raw starts with one of schemes and "://" (or
+// ":"), in any case.
+func hasScheme(raw string, schemes ...string) bool {
+	l := strings.ToLower(raw)
+	for _, sc := range schemes {
+		if strings.HasPrefix(l, sc+"://") || strings.HasPrefix(l, sc+":") {
+			return true
+		}
+	}
+	return false
 }
 
 // overrideDialect checks DB_DIALECT against the scheme's dialect and returns
@@ -172,7 +188,7 @@ func notAURL(raw string) error {
 const mask = "xxxxx"
 
 // passwordParam matches a password query parameter and its value.
-var passwordParam = regexp.MustCompile(`(?i)((?:^|[?&;\s])(?:ssl)?password=)[^&;\s]*`)
+var passwordParam = regexp.MustCompile(`(?i)((?:^|[?&;\s])(?:(?:ssl)?password|authtoken)=)[^&;\s]*`)
 
 // redact hides the password of a URL for messages: the userinfo password and
 // password/sslpassword query values. A URL that does not parse has no certain
@@ -203,7 +219,7 @@ func redact(raw string) string {
 			q := u.Query()
 			hit := false
 			for k := range q {
-				if lk := strings.ToLower(k); lk == "password" || lk == "sslpassword" {
+				if lk := strings.ToLower(k); lk == "password" || lk == "sslpassword" || lk == "authtoken" {
 					q[k] = []string{mask}
 					hit = true
 				}

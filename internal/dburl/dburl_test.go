@@ -25,6 +25,25 @@ var badURLs = []string{
 	"mysql:root:" + secret + "@host/db", // opaque: unknown scheme
 	"pg://app:" + secret + "@host/db",   // unknown scheme
 	"sqlite:?password=" + secret,
+	"sqlserver://sa:" + secret + "@host:1433?database=app", // not supported
+	"libsql://app.turso.io?authToken=" + secret,             // not supported
+}
+
+// TestUnsupportedDatabasesSaySo: SQL Server and remote Turso/libSQL URLs
+// get an error naming the database as not supported and what to use
+// instead, not "unknown scheme".
+func TestUnsupportedDatabasesSaySo(t *testing.T) {
+	for raw, want := range map[string]string{
+		"sqlserver://sa:pw@host:1433?database=app": "SQL Server is not supported",
+		"mssql://sa:pw@host/app":                   "SQL Server is not supported",
+		"libsql://app-org.turso.io":                "remote Turso/libSQL is not supported",
+		"turso://app-org.turso.io":                 "remote Turso/libSQL is not supported",
+	} {
+		_, err := Resolve(raw, "")
+		if !errors.Is(err, errs.ErrInvalidConfig) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), ":pw@") {
+			t.Errorf("Resolve(%q): %v, want invalid_config saying %q", raw, err, want)
+		}
+	}
 }
 
 func TestRedactNeverReturnsThePassword(t *testing.T) {

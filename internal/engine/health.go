@@ -82,6 +82,10 @@ func (e *Engine) Health(ctx context.Context) inspect.Health {
 	if rs.Refused != "" {
 		bad(inspect.ProblemIdentity, "%s", rs.Refused)
 	}
+	for _, tw := range rs.EarlierTwins {
+		bad(inspect.ProblemIdentity, "replica id %s (POD_NAME) is also the live instance at runner %s, which started first (%s): this later instance is not ready until one of them has another POD_NAME",
+			e.cfg.ReplicaID, tw.Address, tw.StartedAt.UTC().Format(time.RFC3339))
+	}
 	for _, p := range slices.Sorted(maps.Keys(rs.FenceErrors)) {
 		h.Notes = append(h.Notes, inspect.Problem{Kind: inspect.ConditionFrozenRunner, Detail: rs.FenceErrors[p]})
 	}

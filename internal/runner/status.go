@@ -6,6 +6,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -110,10 +111,20 @@ type Status struct {
 	Pruned       int64
 	// LiveTypes is every entity type hosted by a live runner (see LiveTypes).
 	LiveTypes map[string]bool
+	// EarlierTwins are the live runners with this runner's replica id
+	// (POD_NAME) that started before it, by the last listing: this one is
+	// the later, and its readiness is refused while they live.
+	EarlierTwins []Twin
 	// PassBusy, when set, is how long the runner's current pass has been
 	// waiting on the database; the rest of the Status is then the view at
 	// the end of the last pass.
 	PassBusy time.Duration
+}
+
+// Twin is another live runner with this runner's replica id.
+type Twin struct {
+	Address   string
+	StartedAt time.Time
 }
 
 // statusWait is how long Status waits for a pass to finish before it
@@ -143,6 +154,7 @@ func (r *Runner) Status() Status {
 	if snap := r.snapshot.Load(); snap != nil {
 		st = *snap
 		st.Held, st.Unacquired, st.FenceErrors, st.LiveTypes = maps.Clone(st.Held), maps.Clone(st.Unacquired), maps.Clone(st.FenceErrors), maps.Clone(st.LiveTypes)
+		st.EarlierTwins = slices.Clone(st.EarlierTwins)
 	}
 	if since := r.passSince.Load(); since != 0 {
 		st.PassBusy = time.Since(time.Unix(0, since))
@@ -184,7 +196,29 @@ func (r *Runner) statusLocked() Status {
 	}
 	slices.Sort(st.Suspects)
 	st.LiveTypes = r.liveTypesLocked()
+	st.EarlierTwins = r.earlierTwinsLocked()
 	return st
+}
+
+// earlierTwinsLocked lists the live rows with this runner's replica id that
+// started before its own row (the address breaks a tie, so of two twins
+// exactly one is the later).
+func (r *Runner) earlierTwinsLocked() []Twin {
+	self, ok := r.rows[r.opts.Address]
+	if !ok || r.opts.ReplicaID == "" {
+		return nil
+	}
+	var out []Twin
+	for a, x := range r.rows {
+		if a == r.opts.Address || x.ReplicaID != r.opts.ReplicaID || x.HeartbeatAge >= r.expiry() {
+			continue
+		}
+		if x.StartedAt.Before(self.StartedAt) || (x.StartedAt.Equal(self.StartedAt) && a < r.opts.Address) {
+			out = append(out, Twin{Address: a, StartedAt: x.StartedAt})
+		}
+	}
+	slices.SortFunc(out, func(a, b Twin) int { return strings.Compare(a.Address, b.Address) })
+	return out
 }
 
 // LiveTypes returns every entity type hosted by a live runner, by the last

@@ -242,6 +242,26 @@ func TestLiveDuplicatePodNameMariaDB(t *testing.T) {
 	checkJSON(t, loadSchema(t), js.Bytes())
 	t.Logf("status with a duplicate POD_NAME:\n%s", plain.String())
 
+	// the later twin (the child) is refused readiness, naming the first;
+	// the first stays ready
+	first := inspectDoc(t, app).RunnerAddress
+	r = waitReport(t, o, 15*time.Second, "the later dup-0 not ready, naming the first; the first ready", func(r *status.Report) bool {
+		later, earlier := false, false
+		for _, in := range r.Instances {
+			if in.ReplicaID != "dup-0" || in.Ready == nil {
+				continue
+			}
+			if in.RunnerAddress == first {
+				earlier = *in.Ready
+				continue
+			}
+			for _, p := range in.Problems {
+				later = later || (!*in.Ready && p.Kind == "identity" && strings.Contains(p.Detail, "runner "+first) && strings.Contains(p.Detail, "POD_NAME"))
+			}
+		}
+		return later && earlier
+	})
+
 	// the instance itself, within a few of its heartbeats: inspect and its log
 	var doc inspect.Doc
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {

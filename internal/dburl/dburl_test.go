@@ -26,7 +26,7 @@ var badURLs = []string{
 	"pg://app:" + secret + "@host/db",   // unknown scheme
 	"sqlite:?password=" + secret,
 	"sqlserver://sa:" + secret + "@host:1433?database=app", // not supported
-	"libsql://app.turso.io?authToken=" + secret,             // not supported
+	"libsql://app.turso.io?authToken=" + secret,            // not supported
 }
 
 // TestUnsupportedDatabasesSaySo: SQL Server and remote Turso/libSQL URLs

@@ -13,8 +13,9 @@ import (
 )
 
 // WorkflowContext is what workflow code gets: a separate type from
-// context.Context on purpose. Do I/O only inside Step; wait with Sleep,
-// AwaitSignal and ExecuteChild.
+// context.Context on purpose. Do I/O only inside Step (or Go); wait with
+// Sleep, AwaitSignal and ExecuteChild, or start work and race it with Go,
+// StartChild, Timer, SignalFuture, Select and All.
 //
 // Each operation (Step, Sleep, AwaitSignal, ExecuteChild) has a sequence
 // number in the run's journal. When the code replays (after a wake-up, a

@@ -22,12 +22,36 @@ import (
 type Workflow[I, O any] struct {
 	name string
 	fn   func(wc *WorkflowContext, in I) (O, error)
+	opts workflowOptions
 }
 
+// workflowOptions is what the workflow options set.
+type workflowOptions struct{ maxParallel int }
+
 // NewWorkflow declares a workflow. Its code must be deterministic: the same
-// journal must lead it through the same steps in the same order.
-func NewWorkflow[I, O any](name string, fn func(wc *WorkflowContext, in I) (O, error)) *Workflow[I, O] {
-	return &Workflow[I, O]{name: name, fn: fn}
+// journal must lead it through the same steps in the same order. Options
+// (WithMaxParallel) tune how its runs execute.
+func NewWorkflow[I, O any](name string, fn func(wc *WorkflowContext, in I) (O, error), opts ...WorkflowOption) *Workflow[I, O] {
+	w := &Workflow[I, O]{name: name, fn: fn}
+	for _, o := range opts {
+		o(&w.opts)
+	}
+	return w
+}
+
+// WorkflowOption tunes a workflow (WithMaxParallel).
+type WorkflowOption func(*workflowOptions)
+
+// WithMaxParallel bounds how many Go steps of one run run at once (default
+// 64); the others wait for a free slot, in the order they were started.
+// n < 1 fails the workflow's registration.
+func WithMaxParallel(n int) WorkflowOption {
+	return func(o *workflowOptions) {
+		o.maxParallel = n
+		if n < 1 {
+			o.maxParallel = -1 // refused by Register
+		}
+	}
 }
 
 // Name is the workflow's registered name.
@@ -40,7 +64,7 @@ func (w *Workflow[I, O]) register(a *App) error {
 	}
 	// The input's JSON Schema goes into the runner row: a start by name
 	// (voltro workflows start) checks its input against it.
-	return wf.RegisterTyped(w.name, func(c *workflow.Context, input []byte) ([]byte, error) {
+	return wf.RegisterWith(w.name, func(c *workflow.Context, input []byte) ([]byte, error) {
 		var in I
 		if err := json.Unmarshal(input, &in); err != nil {
 			return nil, errs.Wrap(errs.CodeDecode, err, "workflow "+w.name+": cannot decode input")
@@ -50,7 +74,7 @@ func (w *Workflow[I, O]) register(a *App) error {
 			return nil, err
 		}
 		return json.Marshal(out)
-	}, workflow.InputSchema(reflect.TypeFor[I]()))
+	}, workflow.InputSchema(reflect.TypeFor[I]()), workflow.Options{MaxParallel: w.opts.maxParallel})
 }
 
 // StartOption tunes a start (WithKey, WithSubject, WithTrace).

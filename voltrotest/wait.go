@@ -54,6 +54,12 @@ func AwaitingChild() Condition {
 	return Condition{what: "awaiting a child", met: func(r run) bool { return r.suspendedOn(store.JournalChild) }}
 }
 
+// Selecting holds while the run is suspended in a Select, waiting for a
+// timer, signal or child among its futures.
+func Selecting() Condition {
+	return Condition{what: "suspended in a select", met: func(r run) bool { return r.suspendedOn(store.JournalSelect) }}
+}
+
 // StepCompleted holds once the run's journal records the step name as
 // completed (not failed).
 func StepCompleted(name string) Condition {

@@ -89,6 +89,12 @@ func runnerMain() int {
 			return 3
 		}
 	}
+	if os.Getenv("E2E_FANOUT") != "" {
+		if err := app.Register(fanOut(say), fanChild); err != nil {
+			fmt.Println("BOOTFAIL", err)
+			return 3
+		}
+	}
 	other := voltro.NewEntity("e2e.other", func(ctx context.Context, id string, m Work) (int, error) { return m.N, nil })
 	if os.Getenv("E2E_HOST_OTHER") != "" {
 		if err := app.Register(other); err != nil {

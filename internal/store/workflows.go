@@ -60,8 +60,16 @@ const (
 	JournalSleep  JournalKind = "sleep"
 	JournalSignal JournalKind = "signal"
 	JournalChild  JournalKind = "child"
-	JournalPatch  JournalKind = "patch" // a change marker: the run took the patched branch
+	JournalPatch  JournalKind = "patch"  // a change marker: the run took the patched branch
+	JournalSelect JournalKind = "select" // which of several futures a Select returned
 )
+
+// Lazy reports whether entries of kind k are written only by the replay
+// that makes them, so the runner may hold one back and write it with its
+// next write: a step's outcome, a patch marker, a select's choice.
+func (k JournalKind) Lazy() bool {
+	return k == JournalStep || k == JournalPatch || k == JournalSelect
+}
 
 // JournalEntry is one completed operation of a run, by sequence number.
 type JournalEntry struct {

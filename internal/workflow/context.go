@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/voltro/voltro/internal/errs"
@@ -49,6 +50,16 @@ type Context struct {
 	// replayOnly: a check of recorded history (Engine.Replay); the first
 	// operation past the journal ends the replay instead of running.
 	replayOnly bool
+
+	// Go steps of this replay (futures.go): the bound on those running at
+	// once, the ones started, how many have not been taken yet, their
+	// goroutines, and a wake-up when one finishes.
+	maxParallel int
+	sem         chan struct{}
+	goFutures   []*Future
+	goRunning   int
+	goWG        sync.WaitGroup
+	goWake      chan struct{}
 }
 
 // unwind remembers v as the replay's unwind and returns the first one, to
@@ -252,7 +263,7 @@ func runStep(ctx context.Context, fn func(context.Context) ([]byte, error)) (out
 func (c *Context) record(seq int, e store.JournalEntry) {
 	e.ExecutionID, e.Seq, e.Runner = c.exec.ID, seq, c.fence.Owner
 	c.flush()
-	if e.Kind == store.JournalStep || e.Kind == store.JournalPatch {
+	if e.Kind.Lazy() {
 		c.journal[seq] = e
 		c.pending = &e
 		return
@@ -274,7 +285,7 @@ func (c *Context) write(e store.JournalEntry) {
 	case err == nil:
 		c.journal[e.Seq] = e
 	case errors.Is(err, errs.ErrAlreadyExists):
-		if e.Kind == store.JournalStep || e.Kind == store.JournalPatch {
+		if e.Kind.Lazy() {
 			// only this replay writes its steps and markers: another runner got here
 			// first, and its entry, not this one, is the step's result
 			panic(c.unwind(storeFailure{err}))

@@ -78,6 +78,7 @@ func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message
 		c := &Context{
 			ctx: ctx, w: w, exec: x, fence: fence, journal: make(map[int]store.JournalEntry, len(journal)),
 			cancel: x.CancelRequested, log: w.log.With("workflow", x.Name, "execution", x.ID), msgID: m.ID,
+			maxParallel: d.opts.MaxParallel,
 		}
 		for _, e := range journal {
 			c.journal[e.Seq] = e
@@ -91,6 +92,7 @@ func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message
 			c.log.Debug("workflow started", "runner", fence.Owner)
 		}
 		out, outcome := w.execute(c, d)
+		c.settle(outcome.kind == "suspended")
 		err = w.finish(ctx, c, out, outcome)
 		endSpan(outcome.kind, cmp.Or(err, outcome.err))
 		return nil, err

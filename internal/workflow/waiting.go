@@ -15,8 +15,8 @@ import (
 
 // Waiting is what a suspended run waits on.
 type Waiting struct {
-	Kind  store.JournalKind // sleep, signal or child
-	Name  string            // the signal's name; the child's execution id
+	Kind  store.JournalKind // sleep, signal, child or select
+	Name  string            // the signal's name; the child's execution id; a select's futures
 	Seq   int               // the operation's sequence number
 	Sleep time.Duration     // a sleep's duration
 }
@@ -64,7 +64,7 @@ func ParseWaiting(s string) (Waiting, bool) {
 			return Waiting{}, false
 		}
 		w.Name = ""
-	case store.JournalChild:
+	case store.JournalChild, store.JournalSelect:
 	default:
 		return Waiting{}, false
 	}

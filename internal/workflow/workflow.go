@@ -39,6 +39,7 @@ type definition struct {
 	name   string
 	fn     Func
 	schema json.RawMessage // of its input, nil when unknown
+	opts   Options
 }
 
 // Engine registers, starts and drives workflows.
@@ -101,10 +102,18 @@ func (w *Engine) Register(name string, fn Func) error {
 // published in this instance's runner row, where starts by name check
 // their input against it (Hosting.CheckInput).
 func (w *Engine) RegisterTyped(name string, fn Func, inputSchema json.RawMessage) error {
+	return w.RegisterWith(name, fn, inputSchema, Options{})
+}
+
+// RegisterWith is RegisterTyped with the workflow's options.
+func (w *Engine) RegisterWith(name string, fn Func, inputSchema json.RawMessage, o Options) error {
 	if name == "" {
 		return errs.New(errs.CodeInvalidArgument, "workflow name is empty")
 	}
-	d := &definition{name: name, fn: fn, schema: inputSchema}
+	if o.MaxParallel < 0 {
+		return errs.New(errs.CodeInvalidArgument, "workflow %q: MaxParallel %d is negative", name, o.MaxParallel)
+	}
+	d := &definition{name: name, fn: fn, schema: inputSchema, opts: o}
 	w.mu.Lock()
 	if _, dup := w.defs[name]; dup {
 		w.mu.Unlock()

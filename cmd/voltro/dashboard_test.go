@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voltro/voltro/internal/testdb"
 	"github.com/voltro/voltro/internal/testwait"
 )
 
@@ -43,7 +44,9 @@ func TestDashboardCommandRefusesRebindingAndBigHeaders(t *testing.T) {
 	env := map[string]string{"DB_URL": "sqlite:" + filepath.Join(t.TempDir(), "dash.db")}
 	var out, errb lockedBuf
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"dashboard", "--addr", "127.0.0.1:0"}, func(k string) string { return env[k] }, &out, &errb) }()
+	go func() {
+		done <- run(ctx, []string{"dashboard", "--addr", "127.0.0.1:0"}, func(k string) string { return env[k] }, &out, &errb)
+	}()
 	var addr string
 	testwait.For(t, 20*time.Second, "the dashboard's address", func() bool {
 		if m := regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/`).FindStringSubmatch(out.String()); m != nil {
@@ -79,5 +82,32 @@ func TestDashboardCommandRefusesRebindingAndBigHeaders(t *testing.T) {
 	cancel()
 	if c := <-done; c != 0 {
 		t.Fatalf("exit %d: %s", c, errb.String())
+	}
+}
+
+// voltro demo prints the database URL it runs on without its password.
+func TestDemoDoesNotPrintThePassword(t *testing.T) {
+	t.Setenv("VOLTRO_REGISTRY_DIR", t.TempDir())
+	url := testdb.Postgres(t, "demopw")
+	withPw := strings.Replace(url, "://postgres@", "://postgres:s3cr3t-pw@", 1)
+	if withPw == url {
+		t.Skipf("no user@ to add a password to in %s", url)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	env := map[string]string{"VOLTRO_INSPECT_ADDR": "127.0.0.1:0"}
+	var out, errb lockedBuf
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"demo", "--db", withPw}, func(k string) string { return env[k] }, &out, &errb)
+	}()
+	testwait.For(t, 20*time.Second, "the welcome", func() bool { return strings.Contains(out.String(), "voltro demo is running on") })
+	cancel()
+	<-done
+	if strings.Contains(out.String()+errb.String(), "s3cr3t-pw") {
+		t.Fatalf("the demo printed the password:\n%s\n%s", out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "postgres:xxxxx@") {
+		t.Fatalf("the welcome does not name the database:\n%s", out.String())
 	}
 }

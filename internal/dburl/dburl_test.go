@@ -25,6 +25,10 @@ var badURLs = []string{
 	"mysql:root:" + secret + "@host/db", // opaque: unknown scheme
 	"pg://app:" + secret + "@host/db",   // unknown scheme
 	"sqlite:?password=" + secret,
+	"host=db password=" + secret + " user=u", // a libpq keyword DSN
+	"host=db password = '" + secret + " x' user=u",
+	"host=db sslpassword=" + secret,
+	"password='" + secret,
 }
 
 func TestRedactNeverReturnsThePassword(t *testing.T) {

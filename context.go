@@ -84,6 +84,11 @@ const (
 	SourceCLI      StartSource = "cli"      // voltro workflows start
 	SourceSchedule StartSource = "schedule" // a schedule with cluster coordination
 	SourceChild    StartSource = "child"    // ExecuteChild
+	// SourceRouted: a start without a key, subject or source that the
+	// instance it was made on sent to the instance running the run's shard,
+	// which records no more than that (anyone holding the cluster secret
+	// can make such a start; see docs/security.md).
+	SourceRouted StartSource = "routed"
 )
 
 // ParentClosePolicy says what happens to an unfinished child run when its

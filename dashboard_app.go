@@ -15,7 +15,7 @@ import (
 func (a *App) serveDashboard() error {
 	e := a.e
 	cfg := e.Config()
-	c := dashboard.Config{Store: e.Store(), Feed: a.feed, AdminToken: cfg.AdminToken, ReadOnly: e.ReadOnly,
+	c := dashboard.Config{Store: e.Store(), Feed: a.feed, AdminToken: cfg.AdminToken, Guesses: e.AdminGuesses(), ReadOnly: e.ReadOnly,
 		Wake: e.WakeShard, Logger: a.log,
 		Workflows: func(context.Context) (*workflow.Engine, error) { return a.workflows() }}
 	dashboard.Sources(&c, e.Store(), cfg)

@@ -19,6 +19,8 @@ import (
 	"github.com/voltro/voltro/internal/dashboard"
 	"github.com/voltro/voltro/internal/dburl"
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/inspect"
+	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/workflow"
 )
 
@@ -73,7 +75,10 @@ func runDashboard(ctx context.Context, args []string, env func(string) string, s
 	if err != nil {
 		return errs.Wrap(errs.CodeUnavailable, err, "dashboard cannot listen on "+*addr)
 	}
-	srv := &http.Server{Handler: dash.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	// The inspect server's limits and Host check: without a token, a page
+	// of another site that rebinds its name to this address gets a 421.
+	hosts := inspect.HostCheck{Token: cfg.InspectToken, Trust: cfg.InspectTrust, Listen: *addr}
+	srv := rpc.Bounded(hosts.Wrap(dash.Handler()), cfg.RPCMaxBody, rpc.DefaultPerPeer, 0, log)
 	fmt.Fprintf(stdout, "voltro dashboard for %s on http://%s%s\n", dburl.Redact(cfg.DB.URL), ln.Addr(), dashboard.Prefix)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

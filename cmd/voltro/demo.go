@@ -11,6 +11,7 @@ import (
 	"log/slog"
 
 	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/dburl"
 	"github.com/voltro/voltro/internal/demo"
 	"github.com/voltro/voltro/internal/schedule"
 )
@@ -45,7 +46,9 @@ func runDemo(ctx context.Context, args []string, env func(string) string, stdout
 	if err := app.Start(ctx); err != nil {
 		return err
 	}
-	demo.PrintWelcome(stdout, demo.CurrentInvocation().Command(), url, app.InspectAddr())
+	// The URL as a hint, never its password: a terminal's scrollback and a
+	// screen share keep what is printed.
+	demo.PrintWelcome(stdout, demo.CurrentInvocation().Command(), dburl.Redact(url), app.InspectAddr())
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "shutting down: finishing running handlers and releasing shards…")
 	return app.Close(context.WithoutCancel(ctx))

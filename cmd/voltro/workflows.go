@@ -246,7 +246,7 @@ func workflowList(ctx context.Context, w *voltro.Client, status, name string, li
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tWAITING ON\tRUNNER\tCREATED")
 	for _, x := range xs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", x.ID, x.Name, x.Status, x.WaitingOn, x.Runner, x.CreatedAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", term(x.ID), term(x.Name), term(string(x.Status)), term(x.WaitingOn), term(x.Runner), x.CreatedAt.Format(time.RFC3339))
 	}
 	return tw.Flush()
 }
@@ -341,19 +341,20 @@ func workflowGet(ctx context.Context, w *voltro.Client, id, format string, stdou
 	if format == "json" {
 		return printJSON(stdout, v)
 	}
-	fmt.Fprintf(stdout, "%s  %s  %s\n", v.ID, v.Name, strings.ToUpper(v.Status))
+	// Everything below comes from the database: escaped for the terminal.
+	fmt.Fprintf(stdout, "%s  %s  %s\n", term(v.ID), term(v.Name), term(strings.ToUpper(v.Status)))
 	if v.WaitingOn != "" {
-		fmt.Fprintf(stdout, "  waiting on: %s\n", v.WaitingOn)
+		fmt.Fprintf(stdout, "  waiting on: %s\n", term(v.WaitingOn))
 	}
 	if v.ParentID != "" {
-		fmt.Fprintf(stdout, "  parent:     %s\n", v.ParentID)
+		fmt.Fprintf(stdout, "  parent:     %s\n", term(v.ParentID))
 	}
-	fmt.Fprintf(stdout, "  input:      %s\n", v.Input)
+	fmt.Fprintf(stdout, "  input:      %s\n", term(string(v.Input)))
 	switch {
 	case v.Error != nil:
-		fmt.Fprintf(stdout, "  error:      %s (%s)\n", v.Error.Message, v.Error.Code)
+		fmt.Fprintf(stdout, "  error:      %s (%s)\n", term(v.Error.Message), term(string(v.Error.Code)))
 	case x.Status == voltro.StatusCompleted:
-		fmt.Fprintf(stdout, "  result:     %s\n", v.Result)
+		fmt.Fprintf(stdout, "  result:     %s\n", term(string(v.Result)))
 	}
 	if len(v.Steps) > 0 {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -363,7 +364,7 @@ func workflowGet(ctx context.Context, w *voltro.Client, id, format string, stdou
 			if s.Error != nil {
 				outcome = "error: " + s.Error.Message
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%s\t%s\n", s.Seq, s.Kind, s.Name, s.Attempts, s.Runner, firstLine(outcome, 60))
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%d\t%s\t%s\n", s.Seq, term(s.Kind), term(s.Name), s.Attempts, term(s.Runner), term(firstLine(outcome, 60)))
 		}
 		tw.Flush()
 	}

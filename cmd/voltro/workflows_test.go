@@ -59,7 +59,7 @@ func TestWorkflowsListNamesTheRunnerOfARunningRun(t *testing.T) {
 	if code := run(ctx, []string{"workflows", "list"}, getenv, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	got := regexp.MustCompile(`wf_[0-9a-f]{24}`).ReplaceAllString(out.String(), "wf_XXXXXXXXXXXXXXXXXXXXXXXX")
+	got := regexp.MustCompile(`wf_[0-9a-f]{26}`).ReplaceAllString(out.String(), "wf_XXXXXXXXXXXXXXXXXXXXXXXXXX")
 	// CREATED is the last column: its width moves nothing
 	got = regexp.MustCompile(`\d{4}-\d\d-\d\dT\S+`).ReplaceAllString(got, "<created>")
 	golden.Check(t, "workflows_list_running.golden", []byte(got))

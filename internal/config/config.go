@@ -310,6 +310,9 @@ func (c *Config) inspect(env Env) error {
 		c.InspectAddr = "127.0.0.1:0"
 	}
 	c.InspectToken = env("VOLTRO_INSPECT_TOKEN")
+	if host, _, err := net.SplitHostPort(c.InspectAddr); err == nil && c.InspectToken == "" && !IsLoopbackHost(host) {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("VOLTRO_INSPECT_ADDR=%s listens beyond loopback without VOLTRO_INSPECT_TOKEN: anyone who reaches it reads the inspect documents, the logs and the dashboard (run inputs included); set VOLTRO_INSPECT_TOKEN", c.InspectAddr))
+	}
 	// The CLI sends the token only to trusted hosts: the addresses it asks
 	// come from runner rows and registry files that any database user or
 	// local writer can fill in.

@@ -48,3 +48,28 @@ func TestInspectTrustedHosts(t *testing.T) {
 		}
 	}
 }
+
+// An inspect server bound beyond loopback without a token is warned about
+// at boot; on loopback, or with a token, it is not.
+func TestInspectBeyondLoopbackWithoutTokenWarns(t *testing.T) {
+	for _, c := range []struct {
+		addr, token string
+		warn        bool
+	}{
+		{"0.0.0.0:9464", "", true},
+		{"10.1.2.3:9464", "", true},
+		{"0.0.0.0:9464", "tok-0123456789abcdef", false},
+		{"127.0.0.1:9464", "", false},
+		{"localhost:9464", "", false},
+		{"", "", false},
+	} {
+		cfg, err := FromEnv(env(map[string]string{"DB_URL": "memory:", "VOLTRO_INSPECT_ADDR": c.addr, "VOLTRO_INSPECT_TOKEN": c.token}), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(strings.Join(cfg.Warnings, "\n"), "beyond loopback without VOLTRO_INSPECT_TOKEN")
+		if warned != c.warn {
+			t.Errorf("%q, token %q: warned %v, want %v (%q)", c.addr, c.token, warned, c.warn, cfg.Warnings)
+		}
+	}
+}

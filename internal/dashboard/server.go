@@ -16,6 +16,7 @@ import (
 
 	"github.com/voltro/voltro/internal/cdc"
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/observe/cli"
 	"github.com/voltro/voltro/internal/status"
 	"github.com/voltro/voltro/internal/store"
@@ -57,6 +58,9 @@ type Config struct {
 	Heartbeat time.Duration
 	// AdminToken is VOLTRO_ADMIN_TOKEN; empty refuses every action.
 	AdminToken string
+	// Guesses limits wrong admin tokens per source (shared with the other
+	// admin routes of the server); nil makes one.
+	Guesses *inspect.Guesses
 	// ReadOnly guards the data routes (GET only, the inspect token): the
 	// engine's own on an instance. nil allows every GET.
 	ReadOnly func(http.HandlerFunc) http.HandlerFunc
@@ -83,6 +87,9 @@ func New(c Config) (*Dashboard, error) {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Guesses == nil {
+		c.Guesses = inspect.NewGuesses(c.Logger)
 	}
 	if c.PollEvery <= 0 {
 		c.PollEvery = time.Second
@@ -186,7 +193,12 @@ func (d *Dashboard) admin(h http.HandlerFunc) http.HandlerFunc {
 			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "admin action: use POST"})
 			return
 		}
+		if retry, blocked := d.c.Guesses.Blocked(r); blocked {
+			inspect.Refuse(w, retry)
+			return
+		}
 		if !bearer(r, d.c.AdminToken) {
+			d.c.Guesses.Wrong(r)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="voltro admin"`)
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong admin token: actions need Authorization: Bearer <VOLTRO_ADMIN_TOKEN>"})
 			return

@@ -188,6 +188,10 @@ func notAURL(raw string) error {
 const mask = "xxxxx"
 
 // passwordParam matches a password query parameter and its value.
+// keywordPassword finds the password of a keyword/value connection string
+// (libpq's host=… password=…), quoted or not.
+var keywordPassword = regexp.MustCompile(`(?i)((?:^|\s)(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)`)
+
 var passwordParam = regexp.MustCompile(`(?i)((?:^|[?&;\s])(?:(?:ssl)?password|authtoken)=)[^&;\s]*`)
 
 // redact hides the password of a URL for messages: the userinfo password and
@@ -196,6 +200,10 @@ var passwordParam = regexp.MustCompile(`(?i)((?:^|[?&;\s])(?:(?:ssl)?password|au
 // what follows the last '@', and over-masks rather than leak; so does an
 // opaque URL with an '@' (mysql:user:pw@host).
 func redact(raw string) string {
+	if !strings.Contains(raw, "://") && keywordPassword.MatchString(raw) {
+		// a libpq keyword DSN ("host=db password=…"): not a URL at all
+		return keywordPassword.ReplaceAllString(raw, "${1}"+mask)
+	}
 	u, err := url.Parse(raw)
 	if err == nil && u.Opaque != "" && !strings.Contains(raw, "@") {
 		return passwordParam.ReplaceAllString(raw, "${1}"+mask) // sqlite:file?…

@@ -27,6 +27,10 @@ var badURLs = []string{
 	"sqlite:?password=" + secret,
 	"sqlserver://sa:" + secret + "@host:1433?database=app", // not supported
 	"libsql://app.turso.io?authToken=" + secret,            // not supported
+	"host=db password=" + secret + " user=u",               // a libpq keyword DSN
+	"host=db password = '" + secret + " x' user=u",
+	"host=db sslpassword=" + secret,
+	"password='" + secret,
 }
 
 // TestUnsupportedDatabasesSaySo: SQL Server and remote Turso/libSQL URLs

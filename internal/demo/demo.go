@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,7 +46,7 @@ func PrintWelcome(w io.Writer, cli, dbURL, inspect string) {
 	fmt.Fprintf(w, `voltro demo is running on %[1]s
 
 Try, from another terminal in this directory:
-  export DB_URL=%[1]s
+  export DB_URL=%[1]s%[4]s
   %[3]s workflows start demo.chain --input '{"steps":5,"stepMillis":500}'
   %[3]s workflows get <id>                  # steps, attempts, the runner of each
   %[3]s workflows start demo.nap --input '{"seconds":30}'    # stop this demo meanwhile: it resumes
@@ -60,5 +61,14 @@ Look inside:
 Run several instances against one PostgreSQL or MariaDB database (DB_URL=postgres://…, a
 different VOLTRO_WORKFLOW_RUNNER_PORT each) and they form a cluster: kill one with SIGKILL
 and its runs resume on the others. Stop with Ctrl-C: running work finishes, shards are released.
-`, dbURL, inspect, cli)
+`, dbURL, inspect, cli, passwordHint(dbURL))
+}
+
+// passwordHint follows the export line when the URL printed had its
+// password masked (dburl.Redact): the line works once it is put back.
+func passwordHint(dbURL string) string {
+	if strings.Contains(dbURL, ":xxxxx@") || strings.Contains(dbURL, "password=xxxxx") {
+		return "   # the password is masked: put yours in place of xxxxx"
+	}
+	return ""
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/delivery"
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/observe"
 	"github.com/voltro/voltro/internal/registry"
 	"github.com/voltro/voltro/internal/retention"
@@ -95,7 +96,10 @@ type Engine struct {
 	inspectLn  net.Listener
 	closeOnce  sync.Once
 	extraMux   []func(*http.ServeMux)
-	release    func() error // the SQLite ownership guard
+	// adminGuesses: wrong admin tokens per source, shared by every admin
+	// route of the inspect server.
+	adminGuesses *inspect.Guesses
+	release      func() error // the SQLite ownership guard
 
 	// bg lives from New to Close: the commit waiters of transactional
 	// writes (tx.go) run under it, counted by watchers.
@@ -112,7 +116,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	e := &Engine{cfg: cfg, log: log, tel: opts.Telemetry, facts: opts.Facts, clientOnly: opts.Client, clk: clock.Or(opts.Clock), waiters: map[int64][]chan store.Reply{}, groups: map[string]string{}}
+	e := &Engine{cfg: cfg, log: log, tel: opts.Telemetry, facts: opts.Facts, clientOnly: opts.Client, clk: clock.Or(opts.Clock), waiters: map[int64][]chan store.Reply{}, groups: map[string]string{}, adminGuesses: inspect.NewGuesses(log)}
 	e.bg, e.stopBG = context.WithCancel(context.Background())
 	if e.tel == nil {
 		e.tel = observe.New(nil, cfg.ReplicaID)
@@ -293,6 +297,10 @@ func (e *Engine) Config() config.Config { return e.cfg }
 
 // Address is the runner address this engine advertises.
 func (e *Engine) Address() string { return e.address }
+
+// AdminGuesses counts wrong admin tokens per source for the admin routes
+// of the inspect server (observe's and the dashboard's).
+func (e *Engine) AdminGuesses() *inspect.Guesses { return e.adminGuesses }
 
 // HandleHTTP lets other parts (workflows, schedules, changes) add routes to
 // the inspect server. Call before Start.

@@ -62,7 +62,10 @@ func (e *Engine) listenInspect() error {
 	for _, f := range e.extraMux {
 		f(mux)
 	}
-	e.httpServer = rpc.Bounded(mux, e.cfg.RPCMaxBody, rpc.DefaultPerPeer, 0, e.log)
+	// Without a token, a page of another site that rebinds its name to
+	// this address must get nothing (inspect.HostCheck).
+	hosts := inspect.HostCheck{Token: e.cfg.InspectToken, Trust: e.cfg.InspectTrust, Listen: e.cfg.InspectAddr}
+	e.httpServer = rpc.Bounded(hosts.Wrap(mux, inspect.PathLive, inspect.PathReady), e.cfg.RPCMaxBody, rpc.DefaultPerPeer, 0, e.log)
 	go func() { _ = e.httpServer.Serve(ln) }()
 	e.log.Info("inspect endpoint listening", "addr", ln.Addr().String(), "paths", []string{inspect.PathInspect, inspect.PathLive, inspect.PathReady, inspect.PathClusterHealth})
 	return nil
@@ -108,10 +111,11 @@ func (e *Engine) readOnly(h http.HandlerFunc) http.HandlerFunc {
 // which cannot read a Secret) is served with full=false, and h then writes
 // the verdict only (status code and live/ready), no replica, reasons or drain
 // figures. A wrong bearer is still refused, so a misconfigured client learns
-// it.
+// it. Without a token, a request whose Host the server does not answer in
+// full (inspect.HostCheck) gets the verdict only as well.
 func (e *Engine) probe(h func(w http.ResponseWriter, r *http.Request, full bool)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if e.cfg.InspectToken != "" && r.Header.Get("Authorization") == "" &&
+		if (e.cfg.InspectToken != "" && r.Header.Get("Authorization") == "" || inspect.Limited(r)) &&
 			(r.Method == http.MethodGet || r.Method == http.MethodHead) {
 			h(w, r, false)
 			return

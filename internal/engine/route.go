@@ -35,10 +35,11 @@ const (
 // workflow layer's encoding, and so is the result.
 type StartHandler func(ctx context.Context, from string, body []byte) ([]byte, error)
 
-// RunEndedHandler takes the push, from the runner that ran it, of the end
-// of a run this runner routed there. body is empty when the run only
-// stopped executing there (suspended, or its shard moved).
-type RunEndedHandler func(from, runID string, body []byte)
+// RunEndedHandler takes the push, from the runner that ran it, saying that
+// a run this runner routed there stopped executing there (it finished,
+// suspended, or its shard moved). It carries nothing else: the receiver
+// reads the run's row.
+type RunEndedHandler func(from, runID string)
 
 // routes holds the handlers of routed starts and the holders to avoid.
 type routes struct {
@@ -200,19 +201,16 @@ func (e *Engine) onRPCRunEnded(from string, req rpc.RunEnded) {
 	h := e.routes.ended
 	e.routes.mu.Unlock()
 	if h != nil {
-		h(from, req.RunID, req.Body)
+		h(from, req.RunID)
 	}
 }
 
 // PushRunEnded tells starter, in the background, that a run it routed
-// here stopped executing (body: the finished run, or empty). The ends for
-// one starter go out in batches, one call at a time, so a burst of
-// finishes is a few calls, not one each beyond the starter's per-peer cap.
-// Best effort: a starter that misses one reads the store.
-func (e *Engine) PushRunEnded(starter, runID string, body []byte) {
-	if int64(len(body)) > e.cfg.RPCMaxBody/4 {
-		body = nil // the starter reads it instead
-	}
+// here stopped executing. The ends for one starter go out in batches, one
+// call at a time, so a burst of finishes is a few calls, not one each
+// beyond the starter's per-peer cap. Best effort: a starter that misses
+// one reads the store.
+func (e *Engine) PushRunEnded(starter, runID string) {
 	e.routes.mu.Lock()
 	defer e.routes.mu.Unlock()
 	if e.routes.pushes == nil {
@@ -226,11 +224,7 @@ func (e *Engine) PushRunEnded(starter, runID string, body []byte) {
 	if len(q.pending) >= maxPending {
 		return // the starter is not keeping up (or is gone): it polls
 	}
-	if q.bytes+int64(len(body)) > 4*e.cfg.RPCMaxBody {
-		body = nil // the same: a nudge, and it reads the run
-	}
-	q.bytes += int64(len(body))
-	q.pending = append(q.pending, rpc.RunEnded{RunID: runID, Body: body})
+	q.pending = append(q.pending, rpc.RunEnded{RunID: runID})
 	if !q.running {
 		q.running = true
 		go e.pushLoop(starter, q)
@@ -243,19 +237,14 @@ const maxPending = 16 * rpc.MaxRunsEnded
 // pushQueue holds the ends not yet pushed to one starter.
 type pushQueue struct {
 	pending []rpc.RunEnded
-	bytes   int64 // of the pending bodies
-	running bool  // a pushLoop drains it
+	running bool // a pushLoop drains it
 }
 
 // pushLoop pushes q's ends in batches until it is empty.
 func (e *Engine) pushLoop(starter string, q *pushQueue) {
 	for {
 		e.routes.mu.Lock()
-		n, size := 0, 0
-		for n < len(q.pending) && n < rpc.MaxRunsEnded && (n == 0 || int64(size+len(q.pending[n].Body)) < e.cfg.RPCMaxBody/2) {
-			size += len(q.pending[n].Body) + 64
-			n++
-		}
+		n := min(len(q.pending), rpc.MaxRunsEnded)
 		if n == 0 {
 			q.running = false
 			delete(e.routes.pushes, starter)
@@ -264,9 +253,6 @@ func (e *Engine) pushLoop(starter string, q *pushQueue) {
 		}
 		batch := q.pending[:n:n]
 		q.pending = q.pending[n:]
-		for _, r := range batch {
-			q.bytes -= int64(len(r.Body))
-		}
 		e.routes.mu.Unlock()
 		// Not e.bg: Close cancels it before the shards drain, and the runs
 		// that end while they drain are pushed too.

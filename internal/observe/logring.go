@@ -10,10 +10,19 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // DefaultRingSize is how many records an instance keeps when not told.
 const DefaultRingSize = 2000
+
+// DefaultRingBytes bounds the records a ring keeps by their size as well
+// (an estimate of their JSON): a few records with large fields must not
+// hold much memory, nor push every other record out.
+const DefaultRingBytes = 4 << 20
+
+// maxKeptString cuts a string (message or attribute) kept in the ring.
+const maxKeptString = 16 << 10
 
 // bootMax bounds the records pinned while an instance boots.
 const bootMax = 256
@@ -41,27 +50,31 @@ func LevelOf(name string) slog.Level {
 	return l
 }
 
-// Ring keeps the most recent records of one instance, oldest evicted first.
+// Ring keeps the most recent records of one instance, oldest evicted first,
+// up to a number of records and DefaultRingBytes of them.
 type Ring struct {
-	replica string
-	min     slog.Level
+	replica  string
+	min      slog.Level
+	maxBytes int
 
 	mu       sync.Mutex
 	buf      []Record
-	next     int // slot of the next write
-	full     bool
+	sizes    []int // of buf's records (recordSize)
+	head     int   // slot of the oldest record
+	n        int   // records held
+	bytes    int   // their sizes' sum
 	seq      uint64
 	boot     []Record // Info and above, pinned until EndBoot, at most bootMax
 	bootDone bool
 }
 
 // NewRing keeps up to size records at level min and above (size <= 0 takes
-// DefaultRingSize).
+// DefaultRingSize), and at most DefaultRingBytes of them.
 func NewRing(replica string, size int, min slog.Level) *Ring {
 	if size <= 0 {
 		size = DefaultRingSize
 	}
-	return &Ring{replica: replica, min: min, buf: make([]Record, size)}
+	return &Ring{replica: replica, min: min, maxBytes: DefaultRingBytes, buf: make([]Record, size), sizes: make([]int, size)}
 }
 
 // Replica is the instance the ring belongs to.
@@ -74,13 +87,18 @@ func (r *Ring) Cap() int { return len(r.buf) }
 func (r *Ring) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.full {
-		return len(r.buf)
-	}
-	return r.next
+	return r.n
+}
+
+// Bytes is the estimated size of the records the ring holds now.
+func (r *Ring) Bytes() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.bytes
 }
 
 func (r *Ring) add(rec Record) {
+	size := recordSize(rec)
 	r.mu.Lock()
 	r.seq++
 	rec.Seq = r.seq
@@ -89,12 +107,46 @@ func (r *Ring) add(rec Record) {
 		rec.Boot = true
 		r.boot = append(r.boot, rec)
 	}
-	r.buf[r.next] = rec
-	r.next++
-	if r.next == len(r.buf) {
-		r.next, r.full = 0, true
+	for r.n > 0 && (r.n == len(r.buf) || r.bytes+size > r.maxBytes) {
+		r.bytes -= r.sizes[r.head]
+		r.buf[r.head], r.sizes[r.head] = Record{}, 0
+		r.head = (r.head + 1) % len(r.buf)
+		r.n--
 	}
+	slot := (r.head + r.n) % len(r.buf)
+	r.buf[slot], r.sizes[slot] = rec, size
+	r.n++
+	r.bytes += size
 	r.mu.Unlock()
+}
+
+// recordSize estimates rec's size as served (JSON), for the byte bound.
+func recordSize(rec Record) int {
+	n := 96 + len(rec.Level) + len(rec.Msg)
+	for k, v := range rec.Attrs {
+		n += len(k) + 8
+		switch v := v.(type) {
+		case string:
+			n += len(v)
+		case json.RawMessage:
+			n += len(v)
+		default:
+			n += 24
+		}
+	}
+	return n
+}
+
+// cut bounds a string kept in the ring.
+func cut(s string) string {
+	if len(s) <= maxKeptString {
+		return s
+	}
+	n := maxKeptString
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // EndBoot ends the boot phase: later records are no longer pinned.
@@ -124,17 +176,14 @@ func (r *Ring) TailWithBoot(n int, min slog.Level) []Record {
 func (r *Ring) Tail(n int, min slog.Level) []Record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	size := r.next
-	if r.full {
-		size = len(r.buf)
-	}
+	size := r.n
 	if n <= 0 || n > size {
 		n = size
 	}
 	out := make([]Record, 0, n)
 	// walk back from the newest record, then reverse
-	for i := 1; i <= size && len(out) < n; i++ {
-		rec := r.buf[(r.next-i+len(r.buf))%len(r.buf)]
+	for i := size - 1; i >= 0 && len(out) < n; i-- {
+		rec := r.buf[(r.head+i)%len(r.buf)]
 		if LevelOf(rec.Level) >= min {
 			out = append(out, rec)
 		}
@@ -232,7 +281,7 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		if at.IsZero() {
 			at = time.Now()
 		}
-		rec := Record{Time: at, Level: r.Level.String(), Msg: r.Message}
+		rec := Record{Time: at, Level: r.Level.String(), Msg: cut(r.Message)}
 		if len(h.attrs) > 0 || r.NumAttrs() > 0 {
 			rec.Attrs = make(map[string]any, len(h.attrs)+r.NumAttrs())
 			for _, a := range h.attrs {
@@ -301,7 +350,7 @@ func flatten(into map[string]any, prefix string, a slog.Attr) {
 func plain(v slog.Value) any {
 	switch v.Kind() {
 	case slog.KindString:
-		return v.String()
+		return cut(v.String())
 	case slog.KindInt64:
 		return v.Int64()
 	case slog.KindUint64:
@@ -323,16 +372,16 @@ func plain(v slog.Value) any {
 	case nil:
 		return nil
 	case error:
-		return x.Error()
+		return cut(x.Error())
 	case fmt.Stringer:
-		return x.String()
+		return cut(x.String())
 	case json.Marshaler, []string, []any, map[string]any, map[string]string:
-		if b, err := json.Marshal(x); err == nil {
+		if b, err := json.Marshal(x); err == nil && len(b) <= maxKeptString {
 			return json.RawMessage(b)
 		}
 	}
 	if b, err := json.Marshal(v.Any()); err == nil && len(b) <= 4096 {
 		return json.RawMessage(b)
 	}
-	return fmt.Sprint(v.Any())
+	return cut(fmt.Sprint(v.Any()))
 }

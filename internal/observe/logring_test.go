@@ -153,3 +153,40 @@ func TestBootRecordsOutliveTheRing(t *testing.T) {
 		t.Fatalf("merge tail 2 of boot records and others = %d records", len(all))
 	}
 }
+
+// The ring holds at most its byte bound: a flood of large records evicts
+// the oldest ones by size, not only by count, and a string kept is cut.
+func TestRingIsBoundedInBytes(t *testing.T) {
+	r := NewRing("a", 2000, slog.LevelDebug)
+	r.maxBytes = 512 << 10
+	log := slog.New(NewHandler(slog.DiscardHandler, r))
+	for i := range 100 {
+		log.Info("small", "i", i)
+	}
+	big := strings.Repeat("x", 64<<10)
+	for range 1000 {
+		log.Warn("runner rpc: refused a call", "path", big)
+	}
+	if r.Bytes() > r.maxBytes {
+		t.Fatalf("the ring holds %d bytes, over its bound of %d", r.Bytes(), r.maxBytes)
+	}
+	recs := r.Tail(0, slog.LevelDebug)
+	if len(recs) != r.Len() || len(recs) < 25 || len(recs) > 35 {
+		t.Fatalf("the ring holds %d records (%d bytes), want the last 25-35 large ones", len(recs), r.Bytes())
+	}
+	for _, rec := range recs {
+		if p, _ := rec.Attrs["path"].(string); len(p) > maxKeptString+len("…") || rec.Seq <= 100 {
+			t.Fatalf("record %d kept a path of %d bytes", rec.Seq, len(p))
+		}
+	}
+	if last := recs[len(recs)-1]; last.Seq != 1100 {
+		t.Fatalf("newest record %d, want 1100", last.Seq)
+	}
+	// Small records fill it back up by count.
+	for i := range 3000 {
+		log.Info("small", "i", i)
+	}
+	if r.Len() != 2000 {
+		t.Fatalf("the ring holds %d small records, want 2000", r.Len())
+	}
+}

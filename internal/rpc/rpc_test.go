@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -418,5 +419,48 @@ func TestReplayAfterRestartRefused(t *testing.T) {
 	}
 	if _, err := c.Volatile(context.Background(), addr, vol("x")); err != nil || after.calls() != 1 {
 		t.Fatalf("a fresh volatile after the restart: %v (%d calls)", err, after.calls())
+	}
+}
+
+// A client flooding the plain runner port with refused calls, each with a
+// 12 KB path and a 2 KB claimed sender (near the 16 KB header cap), costs a few log lines of bounded
+// size per window: the first ones one by one, the rest counted in one
+// line. Every refusal is still counted.
+func TestCallRefusalsAreAggregatedAndCapped(t *testing.T) {
+	var logs logBuf
+	var refused atomic.Int64
+	r := &recorder{}
+	addr, s := testServer(t, r.handlers(), ServerOptions{Secrets: []string{"k"}, Logger: logs.logger(), Refused: func() { refused.Add(1) }})
+	s.callLog.every = time.Hour // one window, ended by hand below
+	long := strings.Repeat("A", 12<<10)
+	client := &http.Client{}
+	const n = 200
+	for i := 0; i < n; i++ {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/_voltro/rpc/"+long, strings.NewReader("{}"))
+		req.Header.Set(headerFrom, long[:2<<10])
+		req.Header.Set(headerSig, "forged")
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	s.callLog.flush()
+	one, sum := logs.warns("refused a call"), logs.warns("more calls")
+	if len(one) != refusalLogBurst || len(sum) != 1 || !strings.Contains(sum[0], "count="+strconv.Itoa(n-refusalLogBurst)) {
+		t.Fatalf("want %d single lines and a count of the other %d:\n%s\n%s", refusalLogBurst, n-refusalLogBurst, strings.Join(one, "\n"), sum[0])
+	}
+	logs.mu.Lock()
+	size := logs.b.Len()
+	logs.mu.Unlock()
+	if size > 4<<10 {
+		t.Fatalf("%d calls wrote %d bytes of log", n, size)
+	}
+	if refused.Load() != n || r.calls() != 0 {
+		t.Fatalf("refusals counted %d, want %d; calls served %d", refused.Load(), n, r.calls())
 	}
 }

@@ -114,7 +114,8 @@ type Server struct {
 	secrets [][]byte
 	h       Handlers
 	log     *slog.Logger
-	hsLog   *handshakeLog
+	hsLog   *refusalLog // refused TLS handshakes
+	callLog *refusalLog // refused calls
 	// started: a call signed before it is refused. The nonce cache is in
 	// memory, so this is what keeps a call captured before a restart from
 	// being replayed after it.
@@ -140,7 +141,8 @@ func NewServer(h Handlers, o ServerOptions) *Server {
 	if o.PerPeer <= 0 {
 		o.PerPeer = DefaultPerPeer
 	}
-	s := &Server{o: o, h: h, log: o.Logger, hsLog: newHandshakeLog(o.Logger), started: time.Now(), nonces: map[string]int64{}, peers: map[string]int{}}
+	s := &Server{o: o, h: h, log: o.Logger, hsLog: newRefusalLog(o.Logger, "runner rpc: refused a TLS handshake", "TLS handshakes"),
+		callLog: newRefusalLog(o.Logger, "runner rpc: refused a call", "calls"), started: time.Now(), nonces: map[string]int64{}, peers: map[string]int{}}
 	for _, k := range o.Secrets {
 		s.secrets = append(s.secrets, []byte(k))
 	}
@@ -169,7 +171,9 @@ func (s *Server) HTTPServer() *http.Server {
 
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, code int, reason string) {
 	s.o.Refused()
-	s.log.Warn("runner rpc: refused a call", "reason", reason, "path", r.URL.Path, "remote", r.RemoteAddr, "from", strconvQuote(r.Header.Get(headerFrom)))
+	// Aggregated, and every field the caller controls capped: refused
+	// calls cost the caller nothing, and must not fill the log.
+	s.callLog.refused(r.RemoteAddr, reason, "path", strconvQuote(r.URL.Path), "from", strconvQuote(r.Header.Get(headerFrom)))
 	// The body is not read: do not keep the connection for another call.
 	w.Header().Set("Connection", "close")
 	http.Error(w, "voltro runner rpc: "+reason, code)

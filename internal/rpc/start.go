@@ -44,9 +44,9 @@ type StartResponse struct {
 }
 
 // RunEnded tells the runner that started RunID through the sender that the
-// run stopped executing there. Body is the finished run (the workflow
-// layer's encoding); empty when it suspended or left the sender, and the
-// starter reads the store instead.
+// run stopped executing there; the receiver reads the run's row. Body is
+// ignored: runners of earlier versions sent the finished run in it, which
+// anyone holding the cluster secret could forge.
 type RunEnded struct {
 	RunID string          `json:"runId"`
 	Body  json.RawMessage `json:"body,omitempty"`

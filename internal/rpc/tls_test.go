@@ -301,8 +301,8 @@ func TestHandshakeRefusalsAreAggregated(t *testing.T) {
 	}
 	testwait.For(t, 5*time.Second, "the summary line", func() bool { return len(logs.warns("more TLS handshakes")) == 1 })
 	one, sum := logs.warns("refused a TLS handshake"), logs.warns("more TLS handshakes")
-	if len(one) != handshakeLogBurst || !strings.Contains(sum[0], "count=55") {
-		t.Fatalf("want %d single lines and a count of the other %d:\n%s\n%s", handshakeLogBurst, n-handshakeLogBurst, strings.Join(one, "\n"), sum[0])
+	if len(one) != refusalLogBurst || !strings.Contains(sum[0], "count=55") {
+		t.Fatalf("want %d single lines and a count of the other %d:\n%s\n%s", refusalLogBurst, n-refusalLogBurst, strings.Join(one, "\n"), sum[0])
 	}
 	time.Sleep(200 * time.Millisecond)
 	if refused.Load() != n {
@@ -313,7 +313,7 @@ func TestHandshakeRefusalsAreAggregated(t *testing.T) {
 	if resp, err := http.Post("http://"+addr+PathPing, "application/json", nil); err == nil {
 		resp.Body.Close()
 	}
-	testwait.For(t, 5*time.Second, "a refusal in a new window", func() bool { return len(logs.warns("refused a TLS handshake")) == handshakeLogBurst+1 })
+	testwait.For(t, 5*time.Second, "a refusal in a new window", func() bool { return len(logs.warns("refused a TLS handshake")) == refusalLogBurst+1 })
 }
 
 // The files are read again when they change: a renewed certificate is

@@ -10,13 +10,9 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
-	"log/slog"
 	"net"
-	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -24,13 +20,6 @@ import (
 // PlaintextRefusal is the body of the 400 a TLS runner port answers to a
 // plain HTTP request; a plain client recognises it.
 const PlaintextRefusal = "voltro runner rpc: this runner port speaks TLS (" + EnvTLSCert + " is set here); a plain HTTP call was refused: every instance of a cluster needs the same " + "VOLTRO_RUNNER_TLS_* settings"
-
-// Aggregation of handshake refusals in the log: the first few of each
-// window one by one, then one line with the count of the rest.
-const (
-	handshakeLogEvery = 10 * time.Second
-	handshakeLogBurst = 5
-)
 
 // Listener wraps ln for the runner port: with TLS, a listener that hands
 // http.Server only connections whose handshake succeeded; without, ln.
@@ -178,77 +167,5 @@ func handshakeReason(err error) (reason string, quiet bool) {
 // handshakeRefused counts a refused connection and logs it, aggregated.
 func (s *Server) handshakeRefused(remote, reason, detail string) {
 	s.o.Refused()
-	s.hsLog.refused(remote, reason, detail)
-}
-
-// handshakeLog logs refused handshakes at Warn: the first burst of each
-// window one by one, the rest as one line with their count per reason when
-// the window ends. A flood costs at most burst+1 lines per window.
-type handshakeLog struct {
-	log   *slog.Logger
-	every time.Duration
-	burst int
-
-	mu     sync.Mutex
-	window time.Time
-	logged int
-	held   map[string]int
-	heldN  int
-	last   string // remote of the last refusal held
-	timer  *time.Timer
-}
-
-func newHandshakeLog(log *slog.Logger) *handshakeLog {
-	return &handshakeLog{log: log, every: handshakeLogEvery, burst: handshakeLogBurst, held: map[string]int{}}
-}
-
-func (h *handshakeLog) refused(remote, reason, detail string) {
-	h.mu.Lock()
-	now := time.Now()
-	if h.timer == nil && now.Sub(h.window) >= h.every {
-		h.window, h.logged = now, 0
-	}
-	if h.logged < h.burst {
-		h.logged++
-		h.mu.Unlock()
-		h.log.Warn("runner rpc: refused a TLS handshake", "reason", reason, "remote", remote, "err", capped(detail, 300))
-		return
-	}
-	if _, ok := h.held[reason]; ok || len(h.held) < 16 {
-		h.held[reason]++
-	} else {
-		h.held["other"]++
-	}
-	h.heldN++
-	h.last = remote
-	if h.timer == nil {
-		h.timer = time.AfterFunc(h.window.Add(h.every).Sub(now), h.flush)
-	}
-	h.mu.Unlock()
-}
-
-// flush logs the refusals held back, and starts a new window.
-func (h *handshakeLog) flush() {
-	h.mu.Lock()
-	n, held, last, every := h.heldN, h.held, h.last, h.every
-	h.held, h.heldN, h.timer = map[string]int{}, 0, nil
-	h.window, h.logged = time.Now(), 0
-	h.mu.Unlock()
-	if n == 0 {
-		return
-	}
-	reasons := make([]string, 0, len(held))
-	for r, k := range held {
-		reasons = append(reasons, fmt.Sprintf("%s: %d", r, k))
-	}
-	sort.Strings(reasons)
-	h.log.Warn(fmt.Sprintf("runner rpc: refused %d more TLS handshakes in the last %s", n, every), "count", n, "reasons", strings.Join(reasons, "; "), "last_remote", last)
-}
-
-// capped cuts s to n bytes (the log handler escapes what it holds).
-func capped(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
+	s.hsLog.refused(remote, reason, "err", capped(detail, 300))
 }

@@ -58,12 +58,13 @@ func startRouteNode(t *testing.T, d store.Driver, name string, heartbeat time.Du
 	return routeNode{e, w}
 }
 
-// runOn returns a run id whose shard n holds and serves.
+// runOn returns a fresh run id (of a start without a key) whose shard n
+// holds and serves.
 func runOn(t *testing.T, n routeNode) string {
 	t.Helper()
 	typ := EntityPrefix + "greet"
 	for i := 0; i < 10000; i++ {
-		id := "wf_route" + strconv.Itoa(i)
+		id := newRunID(time.Now())
 		if n.e.ClaimFor(n.e.ShardOf(typ, id, ""), typ) != nil {
 			return id
 		}
@@ -110,11 +111,11 @@ func TestStartRoutedToTheShardHolder(t *testing.T) {
 	id := runOn(t, b)
 	ctx := context.Background()
 	const trace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	x, _, err := a.w.Start(ctx, "greet", []byte(`"ann"`), StartOptions{ID: id, Subject: "ann", Source: "api", Trace: trace, ParentID: "wf_parent", ParentClose: "abandon"})
+	x, _, err := a.w.Start(ctx, "greet", []byte(`"ann"`), StartOptions{ID: id, Trace: trace})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.ID != id || x.CreatedAt.IsZero() || x.Shard != b.e.ShardOf(EntityPrefix+"greet", id, "") || x.ParentID != "wf_parent" || x.ParentClose != "abandon" {
+	if x.ID != id || x.CreatedAt.IsZero() || x.Shard != b.e.ShardOf(EntityPrefix+"greet", id, "") || string(x.Input) != `"ann"` {
 		t.Fatalf("the start answered %+v", x)
 	}
 	if got := <-ranOn; got != addrB {
@@ -127,8 +128,9 @@ func TestStartRoutedToTheShardHolder(t *testing.T) {
 	if peer, ok := b.w.starters.get(id); !ok || peer != addrA {
 		t.Fatalf("b will not push the end to a: %q %v", peer, ok)
 	}
+	// b records what it can vouch for: a routed start, under a's trace.
 	sc, err := a.w.ws.GetStartContext(ctx, id)
-	if err != nil || sc.Subject != "ann" || sc.Source != "api" || sc.Trace == "" || sc.Trace[3:35] != trace[3:35] || sc.ParentID != "wf_parent" {
+	if err != nil || sc.Subject != "" || sc.Source != SourceRouted || sc.Trace == "" || sc.Trace[3:35] != trace[3:35] || sc.ParentID != "" {
 		t.Fatalf("start context: %+v %v", sc, err)
 	}
 	done := make(chan store.Execution, 1)
@@ -153,12 +155,7 @@ func TestStartRoutedToTheShardHolder(t *testing.T) {
 
 	// A signed caller that is not a runner of the cluster gets no start
 	// (its run's end would be pushed to an address of its choosing).
-	stray := ""
-	for i := 0; stray == ""; i++ {
-		if x := "wf_stray" + strconv.Itoa(i); b.e.ClaimFor(b.e.ShardOf(EntityPrefix+"greet", x, ""), EntityPrefix+"greet") != nil {
-			stray = x
-		}
-	}
+	stray := runOn(t, b)
 	body, _ := json.Marshal(routedStart{Exec: store.Execution{ID: stray, Name: "greet", Input: []byte(`"x"`)}})
 	shard := b.e.ShardOf(EntityPrefix+"greet", stray, "")
 	if _, err := rpc.NewClient("test-secret", "127.0.0.1:1").Start(ctx, addrB, rpc.StartRequest{Shard: shard, Body: body}); !errors.Is(err, errs.ErrNotOwner) {
@@ -264,7 +261,7 @@ func TestStartRoutedToAHolderThatNeverAnswers(t *testing.T) {
 	testwait.For(t, 20*time.Second, "a's view names the wedged holder for some shards", func() bool {
 		ids = ids[:0]
 		for i := 0; i < 10000 && len(ids) < 2; i++ {
-			id := "wf_wedged" + strconv.Itoa(i)
+			id := newRunID(time.Now())
 			if a.e.Runner().Owner(a.e.ShardOf(EntityPrefix+"greet", id, "")) == wedged {
 				ids = append(ids, id)
 			}

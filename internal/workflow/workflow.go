@@ -145,18 +145,22 @@ func ExecutionID(name, key string) string {
 }
 
 // newRunID is the id of a run started without a key: 48 bits of the start
-// time in milliseconds, then 48 random bits, as 24 hex digits. The time
+// time in milliseconds, then 56 random bits, as 26 hex digits. The time
 // prefix is for the database, not for users: ids of new runs sort after
 // those of old ones, so every index keyed by run id (the run's primary key,
 // its journal, steps, events, start message's dedupe key) takes inserts at
 // its right edge, in the few pages already cached, instead of in a random
 // page of an index that grows with history. With random ids, each start
 // touched a cold page of each such index once the history outgrew the
-// buffer cache. 48 random bits keep ids unguessable enough for what they
-// are (names, not secrets) and collisions out of reach (2^24 starts in one
-// millisecond for even odds).
+// buffer cache. 56 random bits keep ids unguessable enough for what they
+// are (names, not secrets) and collisions out of reach.
+//
+// 26 digits, where a keyed run's id (ExecutionID) has 24 and a child's
+// names its parent: a holder taking a routed start (route.go) accepts only
+// this form, so a caller holding the cluster secret cannot plant the run
+// of a key, or a parent's child, before its real start.
 func newRunID(now time.Time) string {
-	var b [12]byte
+	var b [13]byte
 	ms := uint64(now.UnixMilli())
 	for i := 5; i >= 0; i-- {
 		b[i] = byte(ms)
@@ -164,6 +168,19 @@ func newRunID(now time.Time) string {
 	}
 	_, _ = rand.Read(b[6:])
 	return "wf_" + hex.EncodeToString(b[:])
+}
+
+// isPlainRunID reports whether id has the form of newRunID's ids.
+func isPlainRunID(id string) bool {
+	if len(id) != 3+26 || id[:3] != "wf_" {
+		return false
+	}
+	for _, c := range []byte(id[3:]) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Start starts a run (or finds the one its key names). The workflow need
@@ -464,7 +481,8 @@ func (w *Engine) result(ctx context.Context, id string, mustExist bool) (store.E
 				return done, nil // finished here: the row as written
 			}
 			// nudged: it stopped executing here or on its holder
-			// (suspended, or its shard moved): read now, then poll
+			// (finished, suspended, or its shard moved): read now,
+			// then poll
 			backoff, ceiling = time.Millisecond, 500*time.Millisecond
 		case <-timer.C:
 		case <-ctx.Done():
@@ -511,6 +529,15 @@ func (w *Engine) nudge(id string) { w.notifyLocal(store.Execution{ID: id}) }
 // notifyLocal hands a finished run to the waiters in this process.
 func (w *Engine) notifyLocal(x store.Execution) {
 	w.pushEnded(x)
+	w.handOver(x)
+}
+
+// nudgeWaiters makes the waiters in this process read the run's row now.
+func (w *Engine) nudgeWaiters(id string) { w.handOver(store.Execution{ID: id}) }
+
+// handOver gives x to the waiters in this process: a finished run as
+// written here, or (a row without a terminal status) a nudge.
+func (w *Engine) handOver(x store.Execution) {
 	w.mu.Lock()
 	ws := w.waiters[x.ID]
 	w.mu.Unlock()

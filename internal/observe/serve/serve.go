@@ -16,6 +16,7 @@ import (
 
 	"github.com/voltro/voltro/internal/engine"
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/inspect"
 	"github.com/voltro/voltro/internal/observe"
 	"github.com/voltro/voltro/internal/store"
 )
@@ -130,8 +131,14 @@ func (c Config) admin(h http.HandlerFunc) http.HandlerFunc {
 			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "admin action: use POST"})
 			return
 		}
+		guesses := c.Engine.AdminGuesses()
+		if retry, blocked := guesses.Blocked(r); blocked {
+			inspect.Refuse(w, retry)
+			return
+		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(tok)) != 1 {
+			guesses.Wrong(r)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="voltro admin"`)
 			what := "wrong"
 			if !ok {

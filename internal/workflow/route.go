@@ -182,7 +182,7 @@ func (w *Engine) onRunEnded(from, id string, body []byte) {
 			x = done
 		}
 	}
-	w.notifyLocal(x)
+	w.notifyLocal(x, w.ends.Add(1))
 }
 
 // pushEnded pushes x's end to the runner that routed it here, if one did.

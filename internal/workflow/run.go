@@ -189,6 +189,9 @@ func (w *Engine) finish(ctx context.Context, c *Context, out []byte, oc outcome)
 		u.Status, u.Error = store.ExecFailed, errs.Encode(oc.err)
 		c.log.Warn("workflow failed", "err", oc.err)
 	}
+	// Taken before the write: only waits begun before it get this end
+	// without reading the row (see handedEnd).
+	stamp := w.ends.Add(1)
 	if err := w.update(ctx, c, u); err != nil {
 		return err
 	}
@@ -208,7 +211,7 @@ func (w *Engine) finish(ctx context.Context, c *Context, out []byte, oc outcome)
 	now := w.clk.Now()
 	done.UpdatedAt, done.FinishedAt = now, now
 	w.local.Delete(x.ID) // before the hand-over: a waiter that misses it reads the row
-	w.notifyLocal(done)
+	w.notifyLocal(done, stamp)
 	return nil
 }
 

@@ -77,7 +77,7 @@ func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message
 		ctx, endSpan := w.tel.StartReplay(ctx, w.ws, x, m, len(journal))
 		c := &Context{
 			ctx: ctx, w: w, exec: x, fence: fence, journal: make(map[int]store.JournalEntry, len(journal)),
-			cancel: x.CancelRequested, log: w.log.With("workflow", x.Name, "execution", x.ID), msgID: m.ID,
+			cancel: x.CancelRequested, log: w.log.With("workflow", x.Name, "execution", x.ID), msgID: m.ID, delivery: m.Attempts,
 		}
 		for _, e := range journal {
 			c.journal[e.Seq] = e

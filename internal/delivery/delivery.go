@@ -68,7 +68,7 @@ type Deliverer struct {
 	wake      chan struct{}
 	lastLoop  time.Time
 	lastErr   string
-	nextDue   time.Time // earliest future deliver_at seen by the last NextDelivery
+	nextDue   time.Time // when the next delayed message falls due, as last read; zero: none known
 	stats     Stats
 	// giveBack holds claims whose outcome could not be written and whose
 	// release failed too; Beat releases them before it extends claims.
@@ -177,7 +177,23 @@ func (x *Deliverer) Run(ctx context.Context) {
 
 // readOnce claims until the backlog is empty or the in-flight limit is
 // reached, then says how long to sleep.
+//
+// When the next delayed message falls due is read before the claims, not
+// after: the store names the earliest message due after the moment it
+// reads, so a message falling due between the claims and a read made after
+// them was in neither, and waited for the next poll (a wave of sleeps that
+// a new owner's resumed runs had set together lost its last few that way,
+// a poll interval late). Read first, a message due by the claims is theirs
+// and one due after them is at or after the time read; when that time has
+// passed by the end of the claims, the next read comes at once.
 func (x *Deliverer) readOnce(ctx context.Context, woken bool) time.Duration {
+	// A quiet poll (no wake-up, the next due time not reached) keeps the
+	// time it had: every enqueue wakes the owner, so a new delayed message
+	// comes with a wake-up that reads the next due time again.
+	refresh := woken || (!x.nextDue.IsZero() && !time.Now().Before(x.nextDue))
+	if refresh {
+		x.readNextDue(ctx)
+	}
 	claimed := 0
 	for ctx.Err() == nil {
 		req, room := x.claimRequest()
@@ -199,25 +215,37 @@ func (x *Deliverer) readOnce(ctx context.Context, woken bool) time.Duration {
 			break
 		}
 	}
-	wait := x.opts.PollInterval
-	// A quiet poll (no wake-up, nothing claimed) keeps the timer it had:
-	// every enqueue wakes the owner, so a new delayed message comes with a
-	// wake-up that re-reads the next due time; one whose wake-up was lost
-	// is claimed by the first poll after it falls due.
-	if !woken && claimed == 0 && (x.nextDue.IsZero() || time.Now().Before(x.nextDue)) {
-		if !x.nextDue.IsZero() {
-			wait = min(wait, time.Until(x.nextDue))
-		}
-		return wait
+	if claimed > 0 && !refresh {
+		// A poll found work that no wake-up announced: the next due time
+		// may be older than it, so read it (and claim) again at once.
+		x.nextDue = time.Now()
 	}
-	x.nextDue = time.Time{}
-	if types := x.Types(); len(types) > 0 && ctx.Err() == nil {
-		if w, ok, err := x.d.NextDelivery(ctx, x.opts.Owner, types); err == nil && ok {
-			wait = min(wait, max(w, time.Millisecond))
-			x.nextDue = time.Now().Add(w)
-		}
+	wait := x.opts.PollInterval
+	if !x.nextDue.IsZero() {
+		wait = min(wait, max(time.Until(x.nextDue), time.Millisecond))
 	}
 	return wait
+}
+
+// readNextDue reads when the next delayed message of our shards falls due
+// into nextDue (zero for none). A store that fails is asked again within
+// a second.
+func (x *Deliverer) readNextDue(ctx context.Context) {
+	x.nextDue = time.Time{}
+	types := x.Types()
+	if len(types) == 0 || ctx.Err() != nil {
+		return
+	}
+	w, ok, err := x.d.NextDelivery(ctx, x.opts.Owner, types)
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			x.log.Warn("delivery: reading the next due time failed", "err", err)
+		}
+		x.nextDue = time.Now().Add(min(x.opts.PollInterval, time.Second))
+	case ok:
+		x.nextDue = time.Now().Add(max(w, 0))
+	}
 }
 
 func (x *Deliverer) touch(errText string) {

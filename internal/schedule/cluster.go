@@ -19,10 +19,13 @@ type ClusterFirer interface {
 	// From then on, for every tick of s.Spec, the runner that owns the
 	// schedule's shard calls s.Fire(ctx, tick) once, durably: a tick keyed by
 	// s.Key(tick) that was started is not started again elsewhere, and
-	// ownership moves to a live runner when its owner dies. Ticks that went by
-	// during a takeover are passed to Fire late if s.CatchUp, else to
-	// s.Missed. It returns once the schedule is registered with the engine; an
-	// error fails the app's boot.
+	// ownership moves to a live runner when its owner dies. Ticks that went
+	// by while ownership moved (the owner died or handed the shard over
+	// before it started them) are passed to Fire late, once, whatever
+	// s.CatchUp says: the fleet was up. A tick the engine could not make
+	// sure of (a store that did not answer) is passed to s.Missed. It
+	// returns once the schedule is registered with the engine; an error
+	// fails the app's boot.
 	ScheduleCluster(ctx context.Context, s ClusterSchedule) error
 }
 
@@ -37,6 +40,10 @@ type ClusterSchedule struct {
 	Fire func(ctx context.Context, scheduledAt time.Time) error
 	// Missed records a tick the engine will not fire (outcome missed).
 	Missed func(ctx context.Context, scheduledAt time.Time) error
+	// Begun reports whether the tick has a record already: a delivery of
+	// its run that died before journaling its firing had begun it (or
+	// recorded it skipped), so a later delivery does not fire it again.
+	Begun func(ctx context.Context, scheduledAt time.Time) (bool, error)
 }
 
 // Key is the tick's idempotency key for the engine, name@unixSecond.
@@ -71,7 +78,7 @@ func (s *Scheduler) clusterSchedule(e *entry) ClusterSchedule {
 		Spec:    e.spec,
 		CatchUp: e.CatchUp,
 		Fire: func(ctx context.Context, at time.Time) error {
-			if j := s.admit(ctx, e, at, OutcomeCluster); j != nil {
+			if j := s.admit(ctx, e, at, OutcomeCluster, false); j != nil {
 				return s.run(ctx, j)
 			}
 			return nil
@@ -79,6 +86,10 @@ func (s *Scheduler) clusterSchedule(e *entry) ClusterSchedule {
 		Missed: func(ctx context.Context, at time.Time) error {
 			s.record(ctx, e, at, OutcomeMissed)
 			return nil
+		},
+		Begun: func(ctx context.Context, at time.Time) (bool, error) {
+			last, ok, err := s.cfg.Store.LastScheduledAt(ctx, e.Name, at)
+			return ok && last.Equal(at), err
 		},
 	}
 }

@@ -44,6 +44,9 @@ type Context struct {
 	// next durable operation, or with the run's final state (one commit).
 	pending *store.JournalEntry
 	msgID   int64 // the message running this replay (0: volatile)
+	// delivery counts the deliveries of that message: above 1, an earlier
+	// one may have run this replay's first operations and died unjournaled.
+	delivery int
 	// unwound is the first unwind of this replay (suspend, cancelled, …):
 	// workflow code that recovers it cannot cancel it (see unwind).
 	unwound any

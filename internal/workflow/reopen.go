@@ -59,6 +59,9 @@ func (w *Engine) reopen(ctx context.Context, id string, retry bool) error {
 	if !reopened {
 		return checkReopen(id, found, verb)
 	}
+	// A push of the end it had, from the runner it was routed to, is no
+	// longer its end: Result here reads the row instead.
+	w.routed.take(id)
 	detail := "journal kept"
 	if truncate >= 0 {
 		detail = fmt.Sprintf("journal cut at operation %d", truncate)

@@ -77,7 +77,7 @@ func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message
 		ctx, endSpan := w.tel.StartReplay(ctx, w.ws, x, m, len(journal))
 		c := &Context{
 			ctx: ctx, w: w, exec: x, fence: fence, journal: make(map[int]store.JournalEntry, len(journal)),
-			cancel: x.CancelRequested, log: w.log.With("workflow", x.Name, "execution", x.ID), msgID: m.ID,
+			cancel: x.CancelRequested, log: w.log.With("workflow", x.Name, "execution", x.ID), msgID: m.ID, delivery: m.Attempts,
 			maxParallel: d.opts.MaxParallel,
 		}
 		for _, e := range journal {
@@ -191,6 +191,9 @@ func (w *Engine) finish(ctx context.Context, c *Context, out []byte, oc outcome)
 		u.Status, u.Error = store.ExecFailed, errs.Encode(oc.err)
 		c.log.Warn("workflow failed", "err", oc.err)
 	}
+	// Taken before the write: only waits begun before it get this end
+	// without reading the row (see handedEnd).
+	stamp := w.ends.Add(1)
 	if err := w.update(ctx, c, u); err != nil {
 		return err
 	}
@@ -210,7 +213,7 @@ func (w *Engine) finish(ctx context.Context, c *Context, out []byte, oc outcome)
 	now := w.clk.Now()
 	done.UpdatedAt, done.FinishedAt = now, now
 	w.local.Delete(x.ID) // before the hand-over: a waiter that misses it reads the row
-	w.notifyLocal(done)
+	w.notifyLocal(done, stamp)
 	return nil
 }
 

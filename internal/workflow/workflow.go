@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/voltro/voltro/internal/clock"
@@ -56,7 +57,10 @@ type Engine struct {
 
 	mu      sync.Mutex
 	defs    map[string]*definition
-	waiters map[string][]chan store.Execution
+	waiters map[string][]chan handedEnd
+	// ends orders, in this process, Result's waits against the writes of
+	// runs' ends (see handedEnd).
+	ends atomic.Int64
 	// fresh holds runs this instance just started and dispatched to itself,
 	// so their first delivery need not read back the row it wrote.
 	fresh sync.Map // execution id -> store.Execution
@@ -73,7 +77,7 @@ type Engine struct {
 // New attaches workflows to an engine.
 func New(e *engine.Engine) *Engine {
 	ws := e.Store()
-	w := &Engine{e: e, ws: ws, wr: newRunWriter(ws), starts: newStarter(ws, ws.Capabilities().BatchStarts), reads: newRunReader(ws.PollExecutions), log: e.Logger(), tel: e.Telemetry(), clk: e.Clock(), defs: map[string]*definition{}, waiters: map[string][]chan store.Execution{}}
+	w := &Engine{e: e, ws: ws, wr: newRunWriter(ws), starts: newStarter(ws, ws.Capabilities().BatchStarts), reads: newRunReader(ws.PollExecutions), log: e.Logger(), tel: e.Telemetry(), clk: e.Clock(), defs: map[string]*definition{}, waiters: map[string][]chan handedEnd{}}
 	e.HandleStarts(w.onRoutedStart, w.onRunEnded)
 	w.intro = newRecorder(ws, e.Config().ReplicaID, e.Logger())
 	w.intro.runner = e.Address()
@@ -436,9 +440,10 @@ func (w *Engine) ResultOfExisting(ctx context.Context, id string) (store.Executi
 }
 
 func (w *Engine) result(ctx context.Context, id string, mustExist bool) (store.Execution, error) {
-	ch := make(chan store.Execution, 1)
+	ch := make(chan handedEnd, 1)
 	w.mu.Lock()
 	w.waiters[id] = append(w.waiters[id], ch)
+	since := w.ends.Add(1) // an end written from here on is this wait's
 	w.mu.Unlock()
 	defer w.dropWaiter(id, ch)
 	isLocal := func() bool { _, ok := w.local.Load(id); return ok }
@@ -477,12 +482,13 @@ func (w *Engine) result(ctx context.Context, id string, mustExist bool) (store.E
 		timer.Reset(wait)
 		select {
 		case done := <-ch:
-			if done.Status.Terminal() {
-				return done, nil // finished here: the row as written
+			if done.x.Status.Terminal() && done.stamp > since {
+				return done.x, nil // finished here: the row as written
 			}
 			// nudged: it stopped executing here or on its holder
-			// (finished, suspended, or its shard moved): read now,
-			// then poll
+			// (suspended, or its shard moved), or an end written before
+			// this wait began (a retry may have reopened the run since):
+			// read now, then poll
 			backoff, ceiling = time.Millisecond, 500*time.Millisecond
 		case <-timer.C:
 		case <-ctx.Done():
@@ -504,7 +510,7 @@ func (w *Engine) Awaited() []string {
 	return ids
 }
 
-func (w *Engine) dropWaiter(id string, ch chan store.Execution) {
+func (w *Engine) dropWaiter(id string, ch chan handedEnd) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	ws := w.waiters[id]
@@ -521,29 +527,43 @@ func (w *Engine) dropWaiter(id string, ch chan store.Execution) {
 	}
 }
 
+// handedEnd is what Result's waiters in this process are handed: a run's
+// end as its replay wrote it (or, not terminal, a nudge to read the row).
+// stamp, from Engine.ends, was taken before the end was written: a wait
+// that began after it (a higher stamp of its own) may have begun after a
+// resume or retry reopened the run, so the end may be an older one than
+// the waiter asks for, and the waiter reads the row instead. A wait that
+// began before gets the end as it is: it was written after the wait began.
+type handedEnd struct {
+	x     store.Execution
+	stamp int64
+}
+
 // nudge tells the waiters in this process that the run stopped executing
 // here without handing them a result: they read the database instead.
 // (A row without a terminal status is the nudge.)
-func (w *Engine) nudge(id string) { w.notifyLocal(store.Execution{ID: id}) }
+func (w *Engine) nudge(id string) { w.notifyLocal(store.Execution{ID: id}, 0) }
 
-// notifyLocal hands a finished run to the waiters in this process.
-func (w *Engine) notifyLocal(x store.Execution) {
+// notifyLocal hands a finished run, its end written after stamp was taken
+// from w.ends, to the waiters in this process.
+func (w *Engine) notifyLocal(x store.Execution, stamp int64) {
 	w.pushEnded(x)
-	w.handOver(x)
+	w.handOver(x, stamp)
 }
 
 // nudgeWaiters makes the waiters in this process read the run's row now.
-func (w *Engine) nudgeWaiters(id string) { w.handOver(store.Execution{ID: id}) }
+func (w *Engine) nudgeWaiters(id string) { w.handOver(store.Execution{ID: id}, 0) }
 
 // handOver gives x to the waiters in this process: a finished run as
-// written here, or (a row without a terminal status) a nudge.
-func (w *Engine) handOver(x store.Execution) {
+// written here after stamp was taken, or (a row without a terminal status)
+// a nudge.
+func (w *Engine) handOver(x store.Execution, stamp int64) {
 	w.mu.Lock()
 	ws := w.waiters[x.ID]
 	w.mu.Unlock()
 	for _, c := range ws {
 		select {
-		case c <- x:
+		case c <- handedEnd{x: x, stamp: stamp}:
 		default:
 		}
 	}

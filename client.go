@@ -41,7 +41,7 @@ type Client struct {
 // resolved as New resolves them; the store is
 // migrated and its cluster config checked as New does. Close it when done.
 func NewClient(ctx context.Context, opts ...Option) (*Client, error) {
-	o, cfg, err := resolve(opts)
+	cfg, log, err := resolve(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func NewClient(ctx context.Context, opts ...Option) (*Client, error) {
 		return nil, errs.New(errs.CodeInvalidArgument, "a client needs the cluster's database: a memory store is the process's own (use the App)")
 	}
 	cfg.Warnings = nil // about hosting, which a client does not do
-	wf, done, err := workflow.OpenClient(ctx, cfg, o.logger)
+	wf, done, err := workflow.OpenClient(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}

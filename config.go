@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/schedule"
 )
@@ -72,7 +73,9 @@ type Config struct {
 // WithConfig sets the configuration from cfg, over the environment (see
 // Config for the precedence). Given more than once, the last wins.
 func WithConfig(cfg Config) Option {
-	return func(o *appOptions) { o.config = &cfg }
+	return func(o *appOptions) {
+		o.Overlay = func(env config.Env) config.Env { return cfg.over(env) }
+	}
 }
 
 // vars is cfg as environment variables: only its non-zero fields, each in

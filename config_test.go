@@ -40,7 +40,7 @@ func TestConfigOverTheEnvironment(t *testing.T) {
 		{"cluster secret (unset: the environment's)", cfg.ClusterSecret, "env-secret"},
 		{"cdc", cfg.CDC, false},
 		{"process name", cfg.ProcessName, "cfgproc"},
-		{"schedule coordination", string(a.schedDefault), "single"},
+		{"schedule coordination", string(a.in.Scheduler.DefaultCoordination()), "single"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: %v, want %v", c.what, c.got, c.want)

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/schedule"
-	"github.com/voltro/voltro/internal/service"
-	"github.com/voltro/voltro/internal/workflow"
 )
 
 // Schedule is a registered cron schedule.
@@ -93,56 +91,10 @@ func NewSchedule(name, spec string, fn func(ctx context.Context, scheduledAt tim
 // malformed expression fails here with the expression and what is wrong.
 // The caller's value is left alone.
 func (s *Schedule) register(a *App) error {
-	sch, err := a.scheduler()
-	if err != nil {
-		return err
-	}
 	cp := s.s
 	cp.Func = a.e.Telemetry().WrapSchedule(cp.Name, cp.Func)
-	return sch.Register(cp)
-}
-
-// scheduler creates the app's scheduler on first use; it runs from Start.
-func (a *App) scheduler() (*schedule.Scheduler, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.sched != nil {
-		return a.sched, nil
-	}
-	st := schedule.StoreOf(a.e.Store())
-	cfg := schedule.Config{ReplicaID: a.e.Config().ReplicaID, Store: st, Default: a.schedDefault, Logger: a.log, Clock: a.e.Clock()}
-	if a.e.Config().Clustered() {
-		cfg.Cluster = workflow.ScheduleFirer(a.workflows)
-	}
-	sch, err := schedule.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	a.sched = sch
-	loop := service.NewLoop(func(ctx context.Context) { _ = sch.Run(ctx) })
-	a.closes = append(a.closes, func(context.Context) error { loop.Stop(); return nil })
-	if a.started {
-		_ = loop.Start(context.Background())
-	} else {
-		a.hooks = append(a.hooks, loop.Start)
-	}
-	return sch, nil
+	return a.in.Scheduler.Register(cp)
 }
 
 // ScheduleStats counts firings per schedule and outcome on this instance.
-func (a *App) ScheduleStats() map[string]map[string]int64 {
-	a.mu.Lock()
-	sch := a.sched
-	a.mu.Unlock()
-	out := map[string]map[string]int64{}
-	if sch == nil {
-		return out
-	}
-	for name, m := range sch.Stats() {
-		out[name] = map[string]int64{}
-		for o, n := range m {
-			out[name][string(o)] = n
-		}
-	}
-	return out
-}
+func (a *App) ScheduleStats() map[string]map[string]int64 { return a.in.ScheduleStats() }

@@ -116,10 +116,7 @@ func describe(r run) string {
 }
 
 func (e *Env) look(ctx context.Context, id string) (run, error) {
-	wf, err := e.parts.Workflows()
-	if err != nil {
-		return run{}, err
-	}
+	wf := e.inst.Workflows
 	x, err := wf.Get(ctx, id)
 	if err != nil {
 		return run{}, err

@@ -89,15 +89,16 @@ type Engine struct {
 	refused int64
 	facts   Facts
 
-	loops      []service.Service // the background loops, from Start to Close
+	parts      *service.Sequence // from Start to Stop (lifecycle.go)
+	loops      service.Group     // the background loops, the last of parts
 	rpcServer  *http.Server
 	httpServer *http.Server
 	inspectLn  net.Listener
-	closeOnce  sync.Once
+	stopOnce   sync.Once
 	extraMux   []func(*http.ServeMux)
 	release    func() error // the SQLite ownership guard
 
-	// bg lives from New to Close: the commit waiters of transactional
+	// bg lives from New to Stop: the commit waiters of transactional
 	// writes (tx.go) run under it, counted by watchers.
 	bg       context.Context
 	stopBG   context.CancelFunc
@@ -199,6 +200,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		EntityTypes: e.deliv.Types, Meta: registry.RunnerMeta{Process: cfg.ProcessName, PID: os.Getpid(), Host: hostname()}.Encode(),
 	})
 	e.sweeper = e.newSweeper(d)
+	e.parts = e.newParts()
 	if !e.clientOnly {
 		e.bootLog()
 	}
@@ -298,41 +300,6 @@ func (e *Engine) Address() string { return e.address }
 // the inspect server. Call before Start.
 func (e *Engine) HandleHTTP(f func(*http.ServeMux)) { e.extraMux = append(e.extraMux, f) }
 
-// Start listens and starts the loops. It returns once the instance serves.
-func (e *Engine) Start(ctx context.Context) error {
-	if e.clientOnly {
-		return errs.New(errs.CodeInvalidArgument, "a client engine hosts nothing and never starts")
-	}
-	e.started = time.Now()
-	if e.cfg.Clustered() {
-		if err := e.listenRPC(); err != nil {
-			return err
-		}
-	}
-	if err := e.listenInspect(); err != nil {
-		return err
-	}
-	e.runner.SetInspectAddr(e.InspectAddr())
-	e.loops = append(e.registerLocal(),
-		service.NewLoop(func(ctx context.Context) { e.deliv.Run(ctx) }),
-		service.NewLoop(func(ctx context.Context) { _ = e.runner.Run(ctx) }),
-	)
-	if e.sweeper != nil {
-		e.loops = append(e.loops, service.NewLoop(e.sweeper.Run))
-	}
-	if wl := e.d.Capabilities().Wakes; wl != nil {
-		e.loops = append(e.loops, service.NewLoop(func(ctx context.Context) {
-			if err := wl.ListenWakes(ctx, e.onWake); err != nil && ctx.Err() == nil {
-				e.log.Warn("wake listener stopped; falling back to polling", "err", err)
-			}
-		}))
-	}
-	return service.StartAll(ctx, e.loops...)
-}
-
-// stopLoops ends the background loops and waits for them.
-func (e *Engine) stopLoops() { service.StopAll(e.loops...) }
-
 func (e *Engine) listenRPC() error {
 	addr := net.JoinHostPort(bindHost(e.cfg.RunnerHost), fmt.Sprint(e.cfg.RunnerPort))
 	ln, err := net.Listen("tcp", addr)
@@ -368,40 +335,6 @@ func bindHost(host string) string {
 		return host
 	}
 	return ""
-}
-
-// Close leaves the cluster gracefully: entities stop, shards are released,
-// the runner row removed, then the store is closed (if the engine opened it).
-func (e *Engine) Close(ctx context.Context) error {
-	var err error
-	e.closeOnce.Do(func() {
-		e.mu.Lock()
-		e.stopBG() // under mu: AfterCommit adds no watcher after this
-		e.mu.Unlock()
-		e.watchers.Wait()
-		if e.started.IsZero() { // never started
-			if e.ownsStore {
-				err = e.d.Close()
-			}
-			e.releaseOwnership()
-			return
-		}
-		e.stopLoops()
-		e.runner.Leave(ctx)
-		e.deliv.Stop(5 * time.Second)
-		if e.rpcServer != nil {
-			_ = e.rpcServer.Shutdown(ctx)
-		}
-		if e.httpServer != nil {
-			_ = e.httpServer.Shutdown(ctx)
-		}
-		e.failWaiters()
-		if e.ownsStore {
-			err = e.d.Close()
-		}
-		e.releaseOwnership()
-	})
-	return err
 }
 
 func (e *Engine) releaseOwnership() {

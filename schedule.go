@@ -96,5 +96,28 @@ func (s *Schedule) register(a *App) error {
 	return a.in.Scheduler.Register(cp)
 }
 
-// ScheduleStats counts firings per schedule and outcome on this instance.
-func (a *App) ScheduleStats() map[string]map[string]int64 { return a.in.ScheduleStats() }
+// ScheduleStats counts one schedule's ticks on this instance since it
+// started, by outcome (ticks missed beyond the catch-up limit included).
+type ScheduleStats struct {
+	Single         int64 // fired with no coordination (CoordinationSingle)
+	WonLock        int64 // fired: this instance's claim of the tick won
+	LostLock       int64 // not fired here: another instance claimed the tick
+	Cluster        int64 // fired by the workflow engine on the schedule's shard owner
+	SkippedOverlap int64 // not fired: the previous run was still going (OverlapSkip)
+	Queued         int64 // fired once the previous run finished (OverlapQueue)
+	Missed         int64 // not fired: no instance ran in time and CatchUp is off
+}
+
+// ScheduleStats counts the ticks of each schedule registered here, by
+// outcome.
+func (a *App) ScheduleStats() map[string]ScheduleStats {
+	out := map[string]ScheduleStats{}
+	for name, m := range a.in.Scheduler.Stats() {
+		out[name] = ScheduleStats{
+			Single: m[schedule.OutcomeSingle], WonLock: m[schedule.OutcomeWonLock], LostLock: m[schedule.OutcomeLostLock],
+			Cluster: m[schedule.OutcomeCluster], SkippedOverlap: m[schedule.OutcomeSkippedOverlap],
+			Queued: m[schedule.OutcomeQueued], Missed: m[schedule.OutcomeMissed],
+		}
+	}
+	return out
+}

@@ -219,7 +219,7 @@ func workflowStart(ctx context.Context, w *voltro.Client, name, input, key strin
 			return err
 		}
 	}
-	id, err := w.Start(ctx, name, json.RawMessage(input), opts...)
+	id, err := w.StartWorkflow(ctx, name, json.RawMessage(input), opts...)
 	if err != nil {
 		return err
 	}
@@ -246,7 +246,7 @@ func workflowList(ctx context.Context, w *voltro.Client, status, name string, li
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tWAITING ON\tRUNNER\tCREATED")
 	for _, x := range xs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", x.ID, x.Name, x.Status, x.WaitingOn, x.Runner, x.CreatedAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", x.ID, x.Name, x.Status, x.Waiting.String(), x.Runner, x.CreatedAt.Format(time.RFC3339))
 	}
 	return tw.Flush()
 }
@@ -317,7 +317,7 @@ type execView struct {
 }
 
 func viewOf(x voltro.WorkflowStatus) execView {
-	return execView{ID: x.ID, Name: x.Name, Status: string(x.Status), WaitingOn: x.WaitingOn, Input: x.Input, Result: x.Output, Error: x.Error,
+	return execView{ID: x.ID, Name: x.Name, Status: string(x.Status), WaitingOn: x.Waiting.String(), Input: x.Input, Result: x.Output, Error: x.Error,
 		ParentID: x.ParentID, Runner: x.Runner, CreatedAt: x.CreatedAt, FinishedAt: x.FinishedAt}
 }
 

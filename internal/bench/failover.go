@@ -226,7 +226,7 @@ func measureFailover(ctx context.Context, cfg WorkflowsConfig, restart bool) (ti
 	// Completion is when the run's final state committed, by the database
 	// clock on this same machine: the client, in another process, learns
 	// of it by polling, up to half a second later.
-	st, err := client.WorkflowStatusOf(ctx, h.ID)
+	st, err := client.Get(ctx, h.ID)
 	if err != nil {
 		return 0, "", err
 	}

@@ -164,7 +164,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if e.lockMode, e.lockReason, err = d.ResolveLockMode(ctx, cfg.ShardLock); err != nil {
 		return fail(err)
 	}
-	e.private = !cfg.Clustered() && sharedSQL(d.Dialect())
+	e.private = !cfg.Clustered() && d.Dialect().Shared()
 	if e.private {
 		// Single-process runner storage on a shared store: a private shard
 		// space fenced by row leases of its own, no session locks.
@@ -226,11 +226,6 @@ func clusterSecrets(ctx context.Context, cfg config.Config, d store.Driver) ([]s
 		return nil, errs.New(errs.CodeInvalidConfig, "the cluster secret stored in the database is empty")
 	}
 	return []string{s}, nil
-}
-
-// sharedSQL reports whether a dialect's store is shared between processes.
-func sharedSQL(d store.Dialect) bool {
-	return d == store.Postgres || d == store.MariaDB || d == store.MySQL
 }
 
 // pollInterval is the fallback read cadence: slow when the store pushes.

@@ -128,8 +128,7 @@ func New(cfg Config) (*Scheduler, error) {
 // defaultCoordination is advisoryLock where several processes share the
 // store, single where they cannot.
 func defaultCoordination(d store.Dialect) Coordination {
-	switch d {
-	case store.Postgres, store.MariaDB, store.MySQL:
+	if d.Shared() {
 		return AdvisoryLock
 	}
 	return Single

@@ -33,7 +33,7 @@ func runBench(ctx context.Context, args []string, env func(string) string, stdou
 		return runBenchCDC(ctx, args[1:], env, stdout, stderr)
 	case "worker":
 		// a worker process of bench workflows --failover; not for direct use
-		return bench.Worker(ctx)
+		return bench.Worker(ctx, env)
 	case "--help", "-h", "help":
 		fmt.Fprintln(stdout, benchUsage)
 		return errHelp

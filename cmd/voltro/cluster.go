@@ -38,7 +38,7 @@ func runCluster(ctx context.Context, args []string, env func(string) string, std
 	if err != nil {
 		return err
 	}
-	dir, err := registry.Dir(env)
+	dir, err := config.RegistryDir(env)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,8 @@ import (
 	"log/slog"
 
 	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/demo"
-	"github.com/voltro/voltro/internal/schedule"
 )
 
 func runDemo(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
@@ -22,7 +22,7 @@ func runDemo(ctx context.Context, args []string, env func(string) string, stdout
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	every, err := schedule.DemoTickEvery(*tick, env)
+	every, err := config.DemoTick(*tick, env)
 	if err != nil {
 		return err
 	}

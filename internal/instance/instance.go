@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 
 	"go.opentelemetry.io/otel/trace"
@@ -28,13 +27,13 @@ import (
 type Setup struct {
 	// DBURL overrides the configured database URL (WithDB).
 	DBURL string
-	// Env reads the environment (WithEnv, with WithConfig's fields laid
-	// over it); nil is the process's.
+	// Env reads the environment (WithEnv); nil is the process's.
 	Env config.Env
-	// Overlay lays the configuration set in code over Env (WithConfig).
-	Overlay func(config.Env) config.Env
-	Logger  *slog.Logger         // nil: slog.Default()
-	Tracer  trace.TracerProvider // nil: no tracing
+	// Settings lays the configuration set in code over the environment's
+	// (WithConfig).
+	Settings func(*config.Settings)
+	Logger   *slog.Logger         // nil: slog.Default()
+	Tracer   trace.TracerProvider // nil: no tracing
 
 	// Store is used instead of opening the configured database; the
 	// instance does not close it (the test environment's memory store).
@@ -47,25 +46,21 @@ type Setup struct {
 	Built func(*Instance)
 }
 
-// env is the environment s reads.
-func (s Setup) env() config.Env {
-	env := s.Env
-	if env == nil {
-		env = os.Getenv
-	}
-	if s.Overlay != nil {
-		env = s.Overlay(env)
-	}
-	return env
-}
-
-// Resolve is the configuration s describes, with its logger.
+// Resolve is the configuration s describes, with its logger: the
+// environment's settings, the code's laid over them, WithDB over both.
 func (s Setup) Resolve() (config.Config, *slog.Logger, error) {
 	log := s.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	cfg, err := config.FromEnv(s.env(), s.DBURL)
+	set := config.FromEnvironment(s.Env)
+	if s.Settings != nil {
+		s.Settings(&set)
+	}
+	if s.DBURL != "" {
+		set.DatabaseURL = s.DBURL
+	}
+	cfg, err := set.Resolve()
 	return cfg, log, err
 }
 
@@ -92,11 +87,6 @@ func New(ctx context.Context, s Setup) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := s.env()
-	coord, err := schedule.DefaultCoordinationFromEnv(env)
-	if err != nil {
-		return nil, err
-	}
 	// Every record passes through the ring, Debug included, whatever the
 	// app's handler prints.
 	ring := observe.NewRing(cfg.ReplicaID, observe.DefaultRingSize, slog.LevelDebug)
@@ -117,9 +107,9 @@ func New(ctx context.Context, s Setup) (*Instance, error) {
 	var dash *dashboard.Dashboard
 	build := []func() error{
 		in.serveObservability,
-		func() (err error) { in.Feed, err = openFeed(ctx, cfg, env("VOLTRO_CDC_URL"), e, log); return err },
+		func() (err error) { in.Feed, err = openFeed(ctx, cfg, e, log); return err },
 		func() (err error) { dash, err = serveDashboard(e, in.Feed, in.Workflows, log); return err },
-		func() (err error) { in.Scheduler, err = newScheduler(cfg, coord, e, in.Workflows, log); return err },
+		func() (err error) { in.Scheduler, err = newScheduler(cfg, e, in.Workflows, log); return err },
 	}
 	for _, b := range build {
 		if err := b(); err != nil {

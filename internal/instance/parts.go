@@ -42,14 +42,14 @@ func (in *Instance) ScheduleStats() map[string]map[string]int64 {
 
 // openFeed creates the change feed (the boot log names its transport),
 // sharing the store's pool where there is one; it runs from Start.
-func openFeed(ctx context.Context, cfg config.Config, replicationURL string, e *engine.Engine, log *slog.Logger) (*cdc.Feed, error) {
+func openFeed(ctx context.Context, cfg config.Config, e *engine.Engine, log *slog.Logger) (*cdc.Feed, error) {
 	url := cfg.DB.URL
 	if url == "" {
 		url = "memory:"
 	}
 	return cdc.New(ctx, cdc.Config{
 		URL: url, Dialect: string(cfg.DB.Dialect), ReplicaID: cfg.ReplicaID, DisableCDC: !cfg.CDC,
-		ReplicationURL: replicationURL, Logger: log, DB: e.Store().Capabilities().SQL,
+		ReplicationURL: cfg.CDCURL, Logger: log, DB: e.Store().Capabilities().SQL,
 	})
 }
 
@@ -72,8 +72,8 @@ func serveDashboard(e *engine.Engine, feed *cdc.Feed, wf *workflow.Engine, log *
 
 // newScheduler builds the scheduler; it fires nothing until a schedule is
 // registered.
-func newScheduler(cfg config.Config, def schedule.Coordination, e *engine.Engine, wf *workflow.Engine, log *slog.Logger) (*schedule.Scheduler, error) {
-	sc := schedule.Config{ReplicaID: cfg.ReplicaID, Store: schedule.StoreOf(e.Store()), Default: def, Logger: log, Clock: e.Clock()}
+func newScheduler(cfg config.Config, e *engine.Engine, wf *workflow.Engine, log *slog.Logger) (*schedule.Scheduler, error) {
+	sc := schedule.Config{ReplicaID: cfg.ReplicaID, Store: schedule.StoreOf(e.Store()), Default: schedule.Coordination(cfg.ScheduleCoordination), Logger: log, Clock: e.Clock()}
 	if cfg.Clustered() {
 		sc.Cluster = wf
 	}

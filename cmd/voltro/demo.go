@@ -28,7 +28,7 @@ func runDemo(ctx context.Context, args []string, env func(string) string, stdout
 	}
 	url := *db
 	if url == "" {
-		url = env("DB_URL")
+		url = config.DatabaseURL(env)
 	}
 	if url == "" {
 		url = "sqlite:voltro-demo.db"

@@ -40,7 +40,7 @@ func runLogs(ctx context.Context, args []string, env func(string) string, stdout
 		RegistryDir: dir, Process: *process, Tail: *tail, Boot: *boot, Level: *level, Format: *format,
 		Colour: colour(stdout, env), InspectToken: cfg.InspectToken, InspectTrust: cfg.InspectTrust,
 	}
-	if env("DB_URL") != "" {
+	if config.DatabaseURL(env) != "" {
 		d, cfg, err := openStore(ctx, env, "")
 		if err != nil {
 			return err

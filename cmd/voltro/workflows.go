@@ -49,7 +49,7 @@ followed. Both refuse a run that is running, suspended or completed.`
 // registers no runner; the owners pick started runs up from the database.
 // The dashboard's actions use it (they take the engine).
 func workflowClient(ctx context.Context, env func(string) string) (*workflow.Engine, func(), error) {
-	if env("DB_URL") == "" {
+	if config.DatabaseURL(env) == "" {
 		return nil, nil, errNoDB
 	}
 	cfg, err := config.FromEnv(env, "")
@@ -65,7 +65,7 @@ var errNoDB = errors.New("DB_URL is not set: point it at the cluster's database"
 // publicClient opens the database as voltro.NewClient does for an
 // application: the workflows commands are a client like any other.
 func publicClient(ctx context.Context, env func(string) string) (*voltro.Client, error) {
-	if env("DB_URL") == "" {
+	if config.DatabaseURL(env) == "" {
 		return nil, errNoDB
 	}
 	return voltro.NewClient(ctx, voltro.WithEnv(env), voltro.WithLogger(slog.New(slog.DiscardHandler)))

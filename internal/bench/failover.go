@@ -58,7 +58,7 @@ func Worker(ctx context.Context, env func(string) string) error {
 	if err != nil {
 		return err
 	}
-	if err := app.Register(blocking(out, env("VOLTRO_BENCH_BLOCK") == "1")); err != nil {
+	if err := app.Register(blocking(out, config.BenchBlock(env))); err != nil {
 		return err
 	}
 	if err := app.Start(ctx); err != nil {
@@ -81,13 +81,9 @@ func startWorker(cfg WorkflowsConfig, port int, block bool, name string) (*worke
 	cmd := exec.Command(cfg.Executable, "bench", "worker")
 	env := config.ProcessEnviron()
 	env = append(env, "DB_URL="+cfg.DBURL, "POD_NAME="+name, "VOLTRO_WORKFLOW_RUNNER_HOST=127.0.0.1",
-		"VOLTRO_WORKFLOW_RUNNER_PORT="+strconv.Itoa(port), "VOLTRO_BENCH_BLOCK="+map[bool]string{true: "1", false: "0"}[block])
+		"VOLTRO_WORKFLOW_RUNNER_PORT="+strconv.Itoa(port), config.EnvBenchBlock+"="+map[bool]string{true: "1", false: "0"}[block])
 	if cfg.Env != nil {
-		for _, k := range []string{"VOLTRO_CLUSTER_SECRET", "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT", "VOLTRO_WORKFLOW_SHARD_LOCK"} {
-			if v := cfg.Env(k); v != "" {
-				env = append(env, k+"="+v)
-			}
-		}
+		env = append(env, config.Forward(cfg.Env, "VOLTRO_CLUSTER_SECRET", "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT", "VOLTRO_WORKFLOW_SHARD_LOCK")...)
 	}
 	cmd.Env = env
 	stdout, err := cmd.StdoutPipe()

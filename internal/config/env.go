@@ -238,6 +238,60 @@ func Feed(env Env) (FeedSettings, error) {
 	return f, nil
 }
 
+// What the CLI and the benchmarks read beside an instance's settings.
+
+// DatabaseURL is DB_URL: the database a command acts on unless it is told
+// another.
+func DatabaseURL(env Env) string { return env("DB_URL") }
+
+// Dialect is DB_DIALECT.
+func Dialect(env Env) string { return env("DB_DIALECT") }
+
+// NoColor reports whether NO_COLOR asks for output without colour.
+func NoColor(env Env) bool { return env("NO_COLOR") != "" }
+
+// EnvBenchBlock makes a worker of voltro bench workflows --failover block
+// in its workflow's second step (=1).
+const EnvBenchBlock = "VOLTRO_BENCH_BLOCK"
+
+// BenchBlock reports whether VOLTRO_BENCH_BLOCK=1.
+func BenchBlock(env Env) bool { return env(EnvBenchBlock) == "1" }
+
+// Forward is what env sets of the named variables, as KEY=value lines for
+// a child process's environment.
+func Forward(env Env, names ...string) []string {
+	var out []string
+	for _, k := range names {
+		if v := env(k); v != "" {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
+}
+
+// The test suite's own variables, set by scripts/test or by hand.
+const (
+	EnvTestPostgresURL = "VOLTRO_TEST_POSTGRES_URL"
+	EnvTestMariaDBDSN  = "VOLTRO_TEST_MARIADB_DSN"
+	EnvTestGaleraURLs  = "VOLTRO_TEST_GALERA_URLS"
+	EnvTestDBTag       = "VOLTRO_TEST_DB_TAG"
+)
+
+// TestSetting is one of the test suite's variables (EnvTest…) from the
+// process environment.
+func TestSetting(name string) string {
+	switch name {
+	case EnvTestPostgresURL, EnvTestMariaDBDSN, EnvTestGaleraURLs, EnvTestDBTag:
+		return os.Getenv(name)
+	}
+	return ""
+}
+
+// RegistryDirSetting is VOLTRO_REGISTRY_DIR as the process environment
+// sets it ("" when it does not), for a test that hands it to the
+// instances it starts.
+func RegistryDirSetting() string { return os.Getenv(EnvRegistryDir) }
+
 // executableName is the process's executable's base name.
 func executableName() string {
 	exe, err := os.Executable()

@@ -5,7 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -21,9 +23,43 @@ var envReaders = map[string]map[string]bool{
 // environment, as a value, to the CLI and the test suite's knobs).
 var configHome = filepath.Join("internal", "config")
 
+// varName matches the name of an environment variable.
+var varName = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
+
+// readsByName reports a call that reads one variable by its name through a
+// function of the environment: env("DB_URL"), cfg.Env(EnvX),
+// getenv(someEnv).
+func readsByName(call *ast.CallExpr) bool {
+	if len(call.Args) != 1 {
+		return false
+	}
+	var fn string
+	switch f := call.Fun.(type) {
+	case *ast.Ident:
+		fn = f.Name
+	case *ast.SelectorExpr:
+		fn = f.Sel.Name
+	}
+	if fn != "env" && fn != "Env" && fn != "getenv" && fn != "genv" {
+		return false
+	}
+	switch a := call.Args[0].(type) {
+	case *ast.BasicLit:
+		v, err := strconv.Unquote(a.Value)
+		return err == nil && varName.MatchString(v)
+	case *ast.Ident:
+		return strings.HasPrefix(a.Name, "Env") || strings.HasSuffix(a.Name, "Env")
+	case *ast.SelectorExpr:
+		return strings.HasPrefix(a.Sel.Name, "Env") || strings.HasSuffix(a.Sel.Name, "Env")
+	}
+	return false
+}
+
 // Issue 25's rule, checked like the SQL one: no package but internal/config
-// reads the process environment. Everything else is given its settings, or
-// an Env to read through.
+// reads the environment, neither the process's (os.Getenv and the like)
+// nor a variable by name through a function of it. Everything else is
+// given its settings, or calls the function of env.go that names the
+// variable.
 func TestNoEnvironmentReadsOutsideConfig(t *testing.T) {
 	fset := token.NewFileSet()
 	reads, packages := 0, map[string]bool{}
@@ -49,6 +85,13 @@ func TestNoEnvironmentReadsOutsideConfig(t *testing.T) {
 				}
 			}
 			ast.Inspect(f, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok && readsByName(call) {
+					reads++
+					packages[dir] = true
+					t.Errorf("%s: reads an environment variable by name: name it in internal/config (env.go) and call that",
+						fset.Position(call.Pos()))
+					return true
+				}
 				sel, ok := n.(*ast.SelectorExpr)
 				if !ok {
 					return true
@@ -63,5 +106,5 @@ func TestNoEnvironmentReadsOutsideConfig(t *testing.T) {
 			})
 		}
 	}
-	t.Logf("%d reads of the process environment in %d packages outside internal/config", reads, len(packages))
+	t.Logf("%d reads of the environment in %d packages outside internal/config", reads, len(packages))
 }

@@ -36,7 +36,7 @@ func DBName(name string) string {
 
 // checkoutTag is six hex digits naming the checkout.
 func checkoutTag() string {
-	if tag := config.ProcessEnv()("VOLTRO_TEST_DB_TAG"); tag != "" {
+	if tag := config.TestSetting(config.EnvTestDBTag); tag != "" {
 		return tag
 	}
 	dir, err := os.Getwd()

@@ -108,7 +108,7 @@ func sharedGalera(ctx context.Context) ([]string, error) {
 	if shared.urls != nil {
 		return shared.urls, nil
 	}
-	if env := strings.TrimSpace(config.ProcessEnv()(GaleraURLsEnv)); env != "" {
+	if env := strings.TrimSpace(config.TestSetting(GaleraURLsEnv)); env != "" {
 		var urls []string
 		for _, u := range strings.Split(env, ",") {
 			if u = strings.TrimSpace(u); u != "" {

@@ -49,7 +49,7 @@ func Start(t *testing.T, dbURL string, s App) *voltro.App {
 		"DB_URL": dbURL, "POD_NAME": s.Replica, "VOLTRO_CLUSTER_SECRET": "obs-secret",
 		"VOLTRO_WORKFLOW_RUNNER_HOST": "127.0.0.1", "VOLTRO_WORKFLOW_RUNNER_PORT": strconv.Itoa(freePort(t)),
 		"VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": "500ms", "VOLTRO_SHARDS": "8",
-		"VOLTRO_ADMIN_TOKEN": s.AdminToken, "VOLTRO_REGISTRY_DIR": config.ProcessEnv()(config.EnvRegistryDir),
+		"VOLTRO_ADMIN_TOKEN": s.AdminToken, "VOLTRO_REGISTRY_DIR": config.RegistryDirSetting(),
 	}
 	opts := []voltro.Option{voltro.WithEnv(func(k string) string { return env[k] }),
 		voltro.WithLogger(slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})))}

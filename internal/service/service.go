@@ -131,12 +131,9 @@ func (s *Sequence) Stop(ctx context.Context) error {
 }
 
 func (s *Sequence) stopLocked(ctx context.Context) error {
-	var errs []error
-	for i := s.started - 1; i >= 0; i-- {
-		errs = append(errs, s.parts[i].Stop(ctx))
-	}
+	started := s.parts[:s.started]
 	s.started = 0
-	return errors.Join(errs...)
+	return StopAll(ctx, started...)
 }
 
 // Started reports whether any part has started and not stopped since.

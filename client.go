@@ -15,8 +15,19 @@ import (
 	"github.com/voltro/voltro/internal/workflow"
 )
 
-// Runs is what starts and reads workflow runs: an *App, or a *Client.
+// Runs is what starts and reads workflow runs: an *App, or a *Client. Both
+// offer the same operations under the same names (runs.go).
 type Runs interface {
+	StartWorkflow(ctx context.Context, name string, input any, opts ...StartOption) (string, error)
+	Get(ctx context.Context, id string) (WorkflowStatus, error)
+	List(ctx context.Context, f ListFilter) ([]WorkflowStatus, error)
+	Journal(ctx context.Context, id string) ([]JournalEntry, error)
+	Cancel(ctx context.Context, id string) error
+	CancelRun(ctx context.Context, id string) (CancelOutcome, error)
+	Signal(ctx context.Context, id, name string, payload any) (bool, error)
+	Resume(ctx context.Context, id string) error
+	Retry(ctx context.Context, id string) error
+	Await(ctx context.Context, id string) (json.RawMessage, error)
 	workflows() (*workflow.Engine, error)
 }
 
@@ -41,7 +52,7 @@ type Client struct {
 // resolved as New resolves them; the store is
 // migrated and its cluster config checked as New does. Close it when done.
 func NewClient(ctx context.Context, opts ...Option) (*Client, error) {
-	o, cfg, err := resolve(opts)
+	cfg, log, err := resolve(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +60,7 @@ func NewClient(ctx context.Context, opts ...Option) (*Client, error) {
 		return nil, errs.New(errs.CodeInvalidArgument, "a client needs the cluster's database: a memory store is the process's own (use the App)")
 	}
 	cfg.Warnings = nil // about hosting, which a client does not do
-	wf, done, err := workflow.OpenClient(ctx, cfg, o.logger)
+	wf, done, err := workflow.OpenClient(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -66,89 +77,9 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// Start starts a run of the workflow registered as name with input (any
-// JSON-encodable value) and returns its id. WithKey makes it idempotent.
-func (c *Client) Start(ctx context.Context, name string, input any, opts ...StartOption) (string, error) {
-	b, err := json.Marshal(input)
-	if err != nil {
-		return "", errs.Wrap(errs.CodeInvalidArgument, err, "workflow "+name+": cannot encode input")
-	}
-	if err := checkHost(ctx, c.wf, name, b, opts); err != nil {
-		return "", err
-	}
-	x, _, err := c.wf.Start(ctx, name, b, startOptionsOf(opts))
-	return x.ID, err
-}
-
-// Signal sends a named signal with a JSON-encodable payload; false when a
-// signal of that name was delivered first.
-func (c *Client) Signal(ctx context.Context, id, name string, payload any) (bool, error) {
-	b, err := json.Marshal(payload)
-	if err != nil {
-		return false, errs.Wrap(errs.CodeInvalidArgument, err, "signal payload")
-	}
-	return c.wf.Signal(ctx, id, name, b)
-}
-
-// Cancel asks a run to stop (see App.CancelWorkflow).
-func (c *Client) Cancel(ctx context.Context, id string) error { return c.wf.Cancel(ctx, id) }
-
-// Resume puts a failed or cancelled run back to work with its whole
-// journal, with the children its cancel ended (see App.ResumeWorkflow).
-func (c *Client) Resume(ctx context.Context, id string) error { return c.wf.Resume(ctx, id) }
-
-// Retry puts a failed or cancelled run back to work from its last good
-// step (see App.RetryWorkflow).
-func (c *Client) Retry(ctx context.Context, id string) error { return c.wf.Retry(ctx, id) }
-
-// Get returns a run's status. Its Runner is the instance running it now
-// (one that holds a live claim on its messages, mid-replay), else the
-// last one that ran it.
-func (c *Client) Get(ctx context.Context, id string) (WorkflowStatus, error) {
-	x, err := c.wf.Get(ctx, id)
-	if err != nil {
-		return WorkflowStatus{}, err
-	}
-	if x.Runner, err = c.wf.RunnerNow(ctx, x); err != nil {
-		return WorkflowStatus{}, err
-	}
-	return withUntil(ctx, c.wf, x, statusOf(x))
-}
-
-// ListFilter selects runs for Client.List; zero fields match every run.
+// ListFilter selects runs for List; zero fields match every run.
 type ListFilter struct {
 	Status RunStatus
 	Name   string // workflow name
 	Limit  int    // default 50
-}
-
-// List returns the runs that match f, newest first.
-func (c *Client) List(ctx context.Context, f ListFilter) ([]WorkflowStatus, error) {
-	switch store.ExecStatus(f.Status) {
-	case "", store.ExecRunning, store.ExecSuspended, store.ExecCompleted, store.ExecFailed, store.ExecCancelled:
-	default:
-		return nil, errs.New(errs.CodeInvalidArgument, "run status %q: use running, suspended, completed, failed or cancelled", f.Status)
-	}
-	if f.Limit <= 0 {
-		f.Limit = 50
-	}
-	xs, err := c.wf.List(ctx, store.ExecutionFilter{Status: store.ExecStatus(f.Status), Name: f.Name, Limit: f.Limit})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]WorkflowStatus, len(xs))
-	for i, x := range xs {
-		out[i] = statusOf(x)
-	}
-	return out, nil
-}
-
-// Await waits for run id to finish and returns its output as JSON, or its
-// error. GetHandle[O](c, id).Result decodes the output instead. An id with
-// no run is waited for until ctx ends (an error matching ErrDeadline), not
-// ErrNotFound: it may be a StartTx start not committed yet (see
-// GetHandle). Bound ctx, or call Get first to learn that an id is unknown.
-func (c *Client) Await(ctx context.Context, id string) (json.RawMessage, error) {
-	out, err := GetHandle[json.RawMessage](c, id).Result(ctx)
-	return out, err
 }

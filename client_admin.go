@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/workflow"
 )
 
@@ -50,7 +49,7 @@ func checkHost(ctx context.Context, wf *workflow.Engine, name string, input []by
 	return h.CheckInput(name, input)
 }
 
-// CancelOutcome is what Client.CancelRun did.
+// CancelOutcome is what CancelRun did.
 type CancelOutcome struct {
 	// Requested: a live instance hosts the run's workflow (or that cannot
 	// be judged); the run stops at its next replay.
@@ -63,12 +62,6 @@ type CancelOutcome struct {
 	// Status is the run's status when it had finished already (neither of
 	// the above happened).
 	Status RunStatus
-}
-
-// CancelRun is Cancel, reporting what it did.
-func (c *Client) CancelRun(ctx context.Context, id string) (CancelOutcome, error) {
-	out, err := c.wf.CancelRun(ctx, id)
-	return CancelOutcome{Requested: out.Requested, Finished: out.Finished, DeadLettered: out.DeadLettered, Status: RunStatus(out.Status)}, err
 }
 
 // JournalKind is what one journal entry records.
@@ -117,29 +110,3 @@ const (
 	TryFailed    TryStatus = "failed"    // it failed for good: the step's error
 	TryRetrying  TryStatus = "retrying"  // it failed and the step's retry policy runs it again
 )
-
-// Journal returns run id's journal, in order.
-func (c *Client) Journal(ctx context.Context, id string) ([]JournalEntry, error) {
-	journal, err := c.wf.Journal(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	tries := map[int][]StepTry{}
-	if steps, err := c.wf.StepAttempts(ctx, id); err == nil { // a store without attempts has none
-		for _, s := range steps {
-			tries[s.Seq] = append(tries[s.Seq], StepTry{Attempt: s.Attempt, Status: TryStatus(s.Status), Runner: s.Runner, ReplicaID: s.ReplicaID, Error: s.Error})
-		}
-	}
-	out := make([]JournalEntry, 0, len(journal))
-	for _, e := range journal {
-		je := JournalEntry{Seq: e.Seq, Kind: JournalKind(e.Kind), Name: e.Name, Attempts: e.Attempts, Runner: e.Runner, FinishedAt: e.FinishedAt, Tries: tries[e.Seq]}
-		if json.Valid(e.Result) {
-			je.Result = e.Result
-		}
-		if len(e.Error) > 0 {
-			je.Error = mirrorOf(errs.Decode(e.Error))
-		}
-		out = append(out, je)
-	}
-	return out, nil
-}

@@ -2,17 +2,15 @@ package voltro
 
 // Config: the configuration as a Go struct, for apps that set it in code.
 // Each field stands for one environment variable; WithConfig lays the set
-// fields over the environment, so the same validation, defaults and
-// messages apply, and a deployment that sets the variables keeps working
-// for every field the code leaves zero.
+// fields, field by field, over what the environment sets, so the same
+// validation, defaults and messages apply, and a deployment that sets the
+// variables keeps working for every field the code leaves zero.
 
 import (
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/voltro/voltro/internal/rpc"
-	"github.com/voltro/voltro/internal/schedule"
+	"github.com/voltro/voltro/internal/config"
 )
 
 // Config is the configuration as a struct, an alternative to the
@@ -72,78 +70,25 @@ type Config struct {
 // WithConfig sets the configuration from cfg, over the environment (see
 // Config for the precedence). Given more than once, the last wins.
 func WithConfig(cfg Config) Option {
-	return func(o *appOptions) { o.config = &cfg }
+	return func(o *appOptions) {
+		o.Settings = func(s *config.Settings) { s.Override(cfg.settings()) }
+	}
 }
 
-// vars is cfg as environment variables: only its non-zero fields, each in
-// a form the variable's parser reads.
-func (cfg Config) vars() map[string]string {
-	m := map[string]string{}
-	str := func(k, v string) {
-		if v != "" {
-			m[k] = v
-		}
-	}
-	num := func(k string, n int) {
-		if n != 0 {
-			m[k] = strconv.Itoa(n)
-		}
-	}
-	dur := func(k string, d time.Duration) {
-		if d != 0 {
-			m[k] = d.String()
-		}
-	}
-	keep := func(k string, d time.Duration) {
-		switch {
-		case d < 0:
-			m[k] = "0" // keep for ever
-		case d > 0:
-			m[k] = strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10) // plain integers are seconds
-		}
-	}
-	str("DB_URL", cfg.DatabaseURL)
-	str("DB_DIALECT", cfg.Dialect)
-	str("POD_NAME", cfg.ReplicaID)
-	str("VOLTRO_WORKFLOW_RUNNER_HOST", cfg.RunnerHost)
-	num("VOLTRO_WORKFLOW_RUNNER_PORT", cfg.RunnerPort)
-	if cfg.SingleHost {
-		m["VOLTRO_SINGLE_HOST"] = "1"
-	}
-	str("VOLTRO_WORKFLOW_SHARD_LOCK", cfg.ShardLock)
-	str("VOLTRO_WORKFLOW_RUNNER_STORAGE", cfg.RunnerStorage)
-	dur("VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT", cfg.Heartbeat)
-	dur("VOLTRO_POLL_INTERVAL", cfg.PollInterval)
-	num("VOLTRO_SHARDS", cfg.Shards)
-	str("VOLTRO_SHARD_GROUPS", strings.Join(cfg.ShardGroups, ","))
-	keep("VOLTRO_RETENTION", cfg.Retention)
-	keep("VOLTRO_DEAD_LETTER_RETENTION", cfg.DeadLetterRetention)
-	str("VOLTRO_CLUSTER_SECRET", cfg.ClusterSecret)
-	str(rpc.EnvTLSCert, cfg.RunnerTLSCert)
-	str(rpc.EnvTLSKey, cfg.RunnerTLSKey)
-	str(rpc.EnvTLSCA, cfg.RunnerTLSCA)
-	str(rpc.EnvTLSServerName, cfg.RunnerTLSServerName)
-	num("VOLTRO_RPC_MAX_BODY", cfg.RPCMaxBody)
-	str("VOLTRO_INSPECT_ADDR", cfg.InspectAddr)
-	str("VOLTRO_INSPECT_TOKEN", cfg.InspectToken)
-	str("VOLTRO_ADMIN_TOKEN", cfg.AdminToken)
-	str("VOLTRO_PROCESS_NAME", cfg.ProcessName)
-	str("VOLTRO_REGISTRY_DIR", cfg.RegistryDir)
-	str(schedule.EnvCoordination, string(cfg.ScheduleCoordination))
-	str("VOLTRO_CDC_URL", cfg.CDCURL)
-	if cfg.DisableCDC {
-		m["CDC"] = "0"
-	}
-	return m
-}
-
-// over returns env with cfg's set fields laid over it.
-func (cfg Config) over(env func(string) string) func(string) string {
-	m := cfg.vars()
-	return func(k string) string {
-		if v, ok := m[k]; ok {
-			return v
-		}
-		return env(k)
+// settings is cfg as internal settings, field by field; a zero field
+// stays zero, leaving the setting to the environment.
+func (cfg Config) settings() config.Settings {
+	return config.Settings{
+		DatabaseURL: cfg.DatabaseURL, Dialect: cfg.Dialect, ReplicaID: cfg.ReplicaID,
+		RunnerHost: cfg.RunnerHost, RunnerPort: cfg.RunnerPort, SingleHost: cfg.SingleHost,
+		ShardLock: cfg.ShardLock, RunnerStorage: cfg.RunnerStorage,
+		Heartbeat: cfg.Heartbeat, PollInterval: cfg.PollInterval,
+		Shards: cfg.Shards, ShardGroups: strings.Join(cfg.ShardGroups, ","),
+		Retention: cfg.Retention, DeadLetterRetention: cfg.DeadLetterRetention,
+		ClusterSecret: cfg.ClusterSecret, RunnerTLSCert: cfg.RunnerTLSCert, RunnerTLSKey: cfg.RunnerTLSKey,
+		RunnerTLSCA: cfg.RunnerTLSCA, RunnerTLSServerName: cfg.RunnerTLSServerName, RPCMaxBody: int64(cfg.RPCMaxBody),
+		InspectAddr: cfg.InspectAddr, InspectToken: cfg.InspectToken, AdminToken: cfg.AdminToken,
+		ProcessName: cfg.ProcessName, RegistryDir: cfg.RegistryDir,
+		ScheduleCoordination: string(cfg.ScheduleCoordination), CDCURL: cfg.CDCURL, DisableCDC: cfg.DisableCDC,
 	}
 }

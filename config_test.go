@@ -40,7 +40,7 @@ func TestConfigOverTheEnvironment(t *testing.T) {
 		{"cluster secret (unset: the environment's)", cfg.ClusterSecret, "env-secret"},
 		{"cdc", cfg.CDC, false},
 		{"process name", cfg.ProcessName, "cfgproc"},
-		{"schedule coordination", string(a.schedDefault), "single"},
+		{"schedule coordination", string(a.in.Scheduler.DefaultCoordination()), "single"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: %v, want %v", c.what, c.got, c.want)
@@ -71,7 +71,14 @@ func TestEveryConfigFieldIsAVariable(t *testing.T) {
 			t.Fatalf("field %s: kind %s not covered", v.Type().Field(i).Name, f.Kind())
 		}
 	}
-	if got, want := len(cfg.vars()), v.NumField(); got != want {
-		t.Fatalf("%d of the %d fields become a variable: %v", got, want, cfg.vars())
+	set := reflect.ValueOf(cfg.settings())
+	got := 0
+	for i := range set.NumField() {
+		if set.Type().Field(i).IsExported() && !set.Field(i).IsZero() {
+			got++
+		}
+	}
+	if want := v.NumField(); got != want {
+		t.Fatalf("%d of the %d fields become a setting: %+v", got, want, cfg.settings())
 	}
 }

@@ -62,7 +62,7 @@ func deployCharge(ctx context.Context, url, v, key string) (*voltro.App, string)
 
 // ship signals run id and prints its result.
 func ship(ctx context.Context, app *voltro.App, id string) {
-	if _, err := app.SignalWorkflow(ctx, id, "ship", true); err != nil {
+	if _, err := app.Signal(ctx, id, "ship", true); err != nil {
 		panic(err)
 	}
 	fmt.Println(voltro.GetHandle[string](app, id).Result(ctx))
@@ -113,7 +113,7 @@ func ExampleDeprecatePatch() {
 // A run that failed on a step is retried from that step, once the cause is
 // fixed: the steps before it keep their journaled results and do not run
 // again.
-func ExampleApp_RetryWorkflow() {
+func ExampleApp_Retry() {
 	ctx := context.Background()
 	var reserved atomic.Int32
 	var gatewayDown atomic.Bool
@@ -141,7 +141,7 @@ func ExampleApp_RetryWorkflow() {
 	fmt.Println(errors.Is(err, errGatewayDown))
 
 	gatewayDown.Store(false) // the fix
-	if err := app.RetryWorkflow(ctx, h.ID); err != nil {
+	if err := app.Retry(ctx, h.ID); err != nil {
 		panic(err)
 	}
 	fmt.Println(h.Result(ctx))
@@ -155,7 +155,7 @@ func ExampleApp_RetryWorkflow() {
 // A cancelled run (or one that failed when a deploy diverged from its
 // journal, once the fix is deployed) is resumed with its whole journal: it
 // goes on from where it stopped.
-func ExampleApp_ResumeWorkflow() {
+func ExampleApp_Resume() {
 	ctx := context.Background()
 	var reserved atomic.Int32
 	order := voltro.NewWorkflow("example.resume", func(wc *voltro.WorkflowContext, n int) (string, error) {
@@ -175,16 +175,16 @@ func ExampleApp_ResumeWorkflow() {
 		panic(err)
 	}
 	awaitSuspended(ctx, app, h.ID) // reserved, waiting for "pay"
-	if err := app.CancelWorkflow(ctx, h.ID); err != nil {
+	if err := app.Cancel(ctx, h.ID); err != nil {
 		panic(err)
 	}
 	_, err = h.Result(ctx)
 	fmt.Println(errors.Is(err, voltro.ErrCancelled))
 
-	if err := app.ResumeWorkflow(ctx, h.ID); err != nil { // cancelled by mistake
+	if err := app.Resume(ctx, h.ID); err != nil { // cancelled by mistake
 		panic(err)
 	}
-	if _, err := app.SignalWorkflow(ctx, h.ID, "pay", true); err != nil {
+	if _, err := app.Signal(ctx, h.ID, "pay", true); err != nil {
 		panic(err)
 	}
 	fmt.Println(h.Result(ctx))

@@ -57,7 +57,7 @@ func startAppOn(ctx context.Context, url string, items ...voltro.Registrable) *v
 // child), or ctx ends.
 func awaitSuspended(ctx context.Context, app *voltro.App, id string) {
 	for {
-		st, err := app.WorkflowStatusOf(ctx, id)
+		st, err := app.Get(ctx, id)
 		if err == nil && st.Status == voltro.StatusSuspended {
 			return
 		}
@@ -110,7 +110,7 @@ func ExampleWorkflow_StartTx() {
 		return h
 	}
 	fmt.Println(place(17, true).Result(ctx))
-	_, err = app.WorkflowStatusOf(ctx, place(18, false).ID)
+	_, err = app.Get(ctx, place(18, false).ID)
 	fmt.Println("rolled back:", errors.Is(err, voltro.ErrNotFound))
 	// Output:
 	// order 17 shipped <nil>

@@ -133,7 +133,7 @@ func ExampleAwaitSignal() {
 	if err != nil {
 		panic(err)
 	}
-	if _, err := app.SignalWorkflow(ctx, h.ID, "approve", approval{By: "ann"}); err != nil {
+	if _, err := app.Signal(ctx, h.ID, "approve", approval{By: "ann"}); err != nil {
 		panic(err)
 	}
 	fmt.Println(h.Result(ctx))
@@ -187,7 +187,7 @@ func ExampleNewError() {
 }
 
 // A run's status, as the CLI and dashboards show it.
-func ExampleApp_WorkflowStatusOf() {
+func ExampleApp_Get() {
 	ctx := context.Background()
 	hello := voltro.NewWorkflow("example.hello", func(wc *voltro.WorkflowContext, name string) (string, error) {
 		return "hello " + name, nil
@@ -202,7 +202,7 @@ func ExampleApp_WorkflowStatusOf() {
 	if _, err := h.Result(ctx); err != nil {
 		panic(err)
 	}
-	st, err := app.WorkflowStatusOf(ctx, h.ID)
+	st, err := app.Get(ctx, h.ID)
 	if err != nil {
 		panic(err)
 	}

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/schedule"
-	"github.com/voltro/voltro/internal/service"
-	"github.com/voltro/voltro/internal/workflow"
 )
 
 // Schedule is a registered cron schedule.
@@ -93,55 +91,32 @@ func NewSchedule(name, spec string, fn func(ctx context.Context, scheduledAt tim
 // malformed expression fails here with the expression and what is wrong.
 // The caller's value is left alone.
 func (s *Schedule) register(a *App) error {
-	sch, err := a.scheduler()
-	if err != nil {
-		return err
-	}
 	cp := s.s
 	cp.Func = a.e.Telemetry().WrapSchedule(cp.Name, cp.Func)
-	return sch.Register(cp)
+	return a.in.Scheduler.Register(cp)
 }
 
-// scheduler creates the app's scheduler on first use; it runs from Start.
-func (a *App) scheduler() (*schedule.Scheduler, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.sched != nil {
-		return a.sched, nil
-	}
-	st := schedule.StoreOf(a.e.Store())
-	cfg := schedule.Config{ReplicaID: a.e.Config().ReplicaID, Store: st, Default: a.schedDefault, Logger: a.log, Clock: a.e.Clock()}
-	if a.e.Config().Clustered() {
-		cfg.Cluster = workflow.ScheduleFirer(a.workflows)
-	}
-	sch, err := schedule.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	a.sched = sch
-	loop := service.NewLoop(func(ctx context.Context) { _ = sch.Run(ctx) })
-	a.closes = append(a.closes, func(context.Context) error { loop.Stop(); return nil })
-	if a.started {
-		_ = loop.Start(context.Background())
-	} else {
-		a.hooks = append(a.hooks, loop.Start)
-	}
-	return sch, nil
+// ScheduleStats counts one schedule's ticks on this instance since it
+// started, by outcome (ticks missed beyond the catch-up limit included).
+type ScheduleStats struct {
+	Single         int64 // fired with no coordination (CoordinationSingle)
+	WonLock        int64 // fired: this instance's claim of the tick won
+	LostLock       int64 // not fired here: another instance claimed the tick
+	Cluster        int64 // fired by the workflow engine on the schedule's shard owner
+	SkippedOverlap int64 // not fired: the previous run was still going (OverlapSkip)
+	Queued         int64 // fired once the previous run finished (OverlapQueue)
+	Missed         int64 // not fired: no instance ran in time and CatchUp is off
 }
 
-// ScheduleStats counts firings per schedule and outcome on this instance.
-func (a *App) ScheduleStats() map[string]map[string]int64 {
-	a.mu.Lock()
-	sch := a.sched
-	a.mu.Unlock()
-	out := map[string]map[string]int64{}
-	if sch == nil {
-		return out
-	}
-	for name, m := range sch.Stats() {
-		out[name] = map[string]int64{}
-		for o, n := range m {
-			out[name][string(o)] = n
+// ScheduleStats counts the ticks of each schedule registered here, by
+// outcome.
+func (a *App) ScheduleStats() map[string]ScheduleStats {
+	out := map[string]ScheduleStats{}
+	for name, m := range a.in.Scheduler.Stats() {
+		out[name] = ScheduleStats{
+			Single: m[schedule.OutcomeSingle], WonLock: m[schedule.OutcomeWonLock], LostLock: m[schedule.OutcomeLostLock],
+			Cluster: m[schedule.OutcomeCluster], SkippedOverlap: m[schedule.OutcomeSkippedOverlap],
+			Queued: m[schedule.OutcomeQueued], Missed: m[schedule.OutcomeMissed],
 		}
 	}
 	return out

@@ -62,14 +62,3 @@ func (a *App) Health(ctx context.Context) Health {
 	}
 	return out
 }
-
-// Ready is Health flattened to text: the verdict, and each problem as
-// "kind: detail".
-func (a *App) Ready(ctx context.Context) (bool, []string) {
-	h := a.Health(ctx)
-	var why []string
-	for _, p := range h.Problems {
-		why = append(why, string(p.Kind)+": "+p.Detail)
-	}
-	return h.Ready, why
-}

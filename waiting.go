@@ -2,7 +2,7 @@ package voltro
 
 // What a suspended run waits on, typed: the kind of wait, the signal or the
 // child it names, and when its timer is due, so code need not parse the
-// WaitingOn text written for people.
+// text written for people (Waiting.String).
 
 import (
 	"context"
@@ -38,6 +38,16 @@ type Waiting struct {
 	// awaited without a timeout, a child) and in the runs Client.List
 	// returns (App.WorkflowStatusOf and Client.Get read it).
 	Until time.Time `json:"until,omitzero"`
+}
+
+// String is the wait as text for people: `signal "go" (operation 2)`,
+// `sleep 1h0m0s (operation 1)`, `child wf_… (operation 3)`; "" for nil (a
+// run that is not suspended).
+func (w *Waiting) String() string {
+	if w == nil {
+		return ""
+	}
+	return workflow.Waiting{Kind: store.JournalKind(w.Kind), Name: w.Name, Seq: w.Operation, Sleep: w.Sleep}.String()
 }
 
 // waitingOf types a stored run's WaitingOn; nil unless the run is

@@ -339,11 +339,15 @@ func ExecuteChild[I, O any](wc *WorkflowContext, w *Workflow[I, O], in I, opts .
 
 // WorkflowStatus is a run as seen from outside.
 type WorkflowStatus struct {
-	ID          string          `json:"id"`
-	Name        string          `json:"name"`
-	Status      RunStatus       `json:"status"`
-	WaitingOn   string          `json:"waitingOn,omitempty"` // what a suspended run waits on, for people ("signal \"go\" (operation 2)")
-	Waiting     *Waiting        `json:"waiting,omitempty"`   // the same, typed; nil unless suspended
+	ID     string    `json:"id"`
+	Name   string    `json:"name"`
+	Status RunStatus `json:"status"`
+	// WaitingOn is Waiting as text for people ("signal \"go\" (operation
+	// 2)").
+	//
+	// Deprecated: use Waiting; Waiting.String() is this text.
+	WaitingOn   string          `json:"waitingOn,omitempty"`
+	Waiting     *Waiting        `json:"waiting,omitempty"` // what a suspended run waits on; nil unless suspended
 	Input       json.RawMessage `json:"input,omitempty"`
 	Output      json.RawMessage `json:"output,omitempty"`
 	Error       *Error          `json:"error,omitempty"`
@@ -372,71 +376,6 @@ func statusOf(x store.Execution) WorkflowStatus {
 		s.FinishedAt = &t
 	}
 	return s
-}
-
-// WorkflowStatusOf returns a run's status.
-func (a *App) WorkflowStatusOf(ctx context.Context, id string) (WorkflowStatus, error) {
-	wf, err := a.workflows()
-	if err != nil {
-		return WorkflowStatus{}, err
-	}
-	x, err := wf.Get(ctx, id)
-	if err != nil {
-		return WorkflowStatus{}, err
-	}
-	return withUntil(ctx, wf, x, statusOf(x))
-}
-
-// CancelWorkflow asks a run to stop; its children follow their parent-close
-// policy.
-func (a *App) CancelWorkflow(ctx context.Context, id string) error {
-	wf, err := a.workflows()
-	if err != nil {
-		return err
-	}
-	return wf.Cancel(ctx, id)
-}
-
-// SignalWorkflow sends a named signal with a JSON-encodable payload. It
-// reports false when a signal of that name was already delivered (the first
-// one wins).
-func (a *App) SignalWorkflow(ctx context.Context, id, name string, payload any) (bool, error) {
-	wf, err := a.workflows()
-	if err != nil {
-		return false, err
-	}
-	b, err := json.Marshal(payload)
-	if err != nil {
-		return false, errs.Wrap(errs.CodeInvalidArgument, err, "signal payload")
-	}
-	return wf.Signal(ctx, id, name, b)
-}
-
-// ResumeWorkflow puts a failed or cancelled run back to work with its whole
-// journal: it goes on from where it stopped, with the code deployed now (a
-// run that failed with ErrNonDeterminism, after the fix is deployed). A
-// cancelled run's children that its cancel ended (parent-close terminate or
-// request-cancel, their outcome not yet in its journal) are resumed first,
-// so it goes on waiting for them (docs/versioning.md). A run in any other
-// status gets an error matching ErrInvalidArgument.
-func (a *App) ResumeWorkflow(ctx context.Context, id string) error {
-	wf, err := a.workflows()
-	if err != nil {
-		return err
-	}
-	return wf.Resume(ctx, id)
-}
-
-// RetryWorkflow puts a failed or cancelled run back to work from its last
-// good step: the journal is kept up to its first failed operation, which
-// runs again with everything after it. A run in any other status gets an
-// error matching ErrInvalidArgument.
-func (a *App) RetryWorkflow(ctx context.Context, id string) error {
-	wf, err := a.workflows()
-	if err != nil {
-		return err
-	}
-	return wf.Retry(ctx, id)
 }
 
 // ExecutionID is the id of the run that workflow name started with key.

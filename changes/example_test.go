@@ -34,7 +34,7 @@ func Example() {
 		panic(err)
 	}
 	d := <-paid
-	fmt.Println(feed.BootLine())
+	fmt.Printf("sql dialect resolved: %s — CDC: %s\n", feed.Dialect(), feed.Transport().Label())
 	fmt.Println(d.Op, d.Table, d.Key["id"], d.Old["status"], "->", d.Row["status"])
 	// Output:
 	// sql dialect resolved: memory — CDC: in-process bus

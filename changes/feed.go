@@ -113,33 +113,6 @@ func (f *Feed) Dialect() string { return string(f.f.Dialect()) }
 // Transport is the resolved transport.
 func (f *Feed) Transport() Transport { return Transport(f.f.Transport()) }
 
-// ReplicaID is the instance name the feed runs as.
-func (f *Feed) ReplicaID() string { return f.f.ReplicaID() }
-
-// Flavor is the transport's name for status displays, e.g.
-// "binlog CDC (ROW)" or "inline emit".
-func (f *Feed) Flavor() string { return f.f.Flavor() }
-
-// BootLine is the boot log line naming the dialect and the transport (and,
-// after a fallback, that it is one).
-func (f *Feed) BootLine() string { return f.f.BootLine() }
-
-// ServerID is the binlog reader's server_id (0 unless the transport is
-// Binlog).
-func (f *Feed) ServerID() uint32 { return f.f.ServerID() }
-
-// Fallback says why a change feed was wanted but inline emit is used, ""
-// if not.
-func (f *Feed) Fallback() string { return f.f.Fallback() }
-
-// Problem says what degrades the feed now, "" when nothing: the reason of a
-// fallback to inline emit, or a binlog stream that keeps failing.
-func (f *Feed) Problem() string { return f.f.Problem() }
-
-// Overflows counts the Resync deltas sent because a subscriber fell behind
-// its buffer.
-func (f *Feed) Overflows() int64 { return f.f.Overflows() }
-
 // Tx is a transaction of the data API, from Feed.Tx: the deltas of its
 // writes are published only if it commits.
 type Tx struct {

@@ -116,15 +116,12 @@ func (e *Env) step(ctx context.Context, s *loopState) {
 // the result of a run that has not finished (Handle.Result, Workflow.Run)
 // or the reply to a request (Entity.Request). Time may move for it.
 func (e *Env) awaited(ctx context.Context) bool {
-	for _, id := range e.parts.Engine.Awaited() {
+	for _, id := range e.inst.Engine.Awaited() {
 		if r, err := e.store.GetReply(ctx, id); err == nil && r == nil {
 			return true
 		}
 	}
-	wf, err := e.parts.Workflows()
-	if err != nil {
-		return false
-	}
+	wf := e.inst.Workflows
 	for _, id := range wf.Awaited() {
 		if x, err := wf.Get(ctx, id); err == nil && !x.Status.Terminal() {
 			return true
@@ -136,11 +133,10 @@ func (e *Env) awaited(ctx context.Context) bool {
 // anyAwaited reports, without reading the store, whether anyone waits for
 // a run's result or a request's reply.
 func (e *Env) anyAwaited() bool {
-	if len(e.parts.Engine.Awaited()) > 0 {
+	if len(e.inst.Engine.Awaited()) > 0 {
 		return true
 	}
-	wf, err := e.parts.Workflows()
-	return err == nil && len(wf.Awaited()) > 0
+	return len(e.inst.Workflows.Awaited()) > 0
 }
 
 // claimSlack is how long past a move the claims of messages in flight
@@ -152,11 +148,11 @@ const claimSlack = time.Minute
 // backoff) are extended across the move first, as the runner's heartbeats
 // would have extended them while that time passed.
 func (e *Env) moveTo(ctx context.Context, t time.Time) {
-	if err := e.store.ExtendClaims(ctx, e.parts.Engine.Address(), t.Sub(e.clk.Now())+claimSlack); err != nil {
+	if err := e.store.ExtendClaims(ctx, e.inst.Engine.Address(), t.Sub(e.clk.Now())+claimSlack); err != nil {
 		return // the store is closing
 	}
 	e.clk.AdvanceTo(t)
-	e.parts.Engine.Deliverer().Wake()
+	e.inst.Engine.Deliverer().Wake()
 }
 
 // quiet reports whether nothing can run until time moves: nothing holds
@@ -171,7 +167,7 @@ func (e *Env) quiet(ctx context.Context) (idle bool, next time.Time, st clock.St
 	if st.Holds > 0 {
 		return false, time.Time{}, st
 	}
-	d := e.parts.Engine.Deliverer()
+	d := e.inst.Engine.Deliverer()
 	types := d.Types()
 	ds, err := e.store.DrainStats(ctx)
 	if err != nil {
@@ -185,7 +181,7 @@ func (e *Env) quiet(ctx context.Context) (idle bool, next time.Time, st clock.St
 	}
 	next = st.Next
 	if len(types) > 0 {
-		w, ok, err := e.store.NextDelivery(ctx, e.parts.Engine.Address(), types)
+		w, ok, err := e.store.NextDelivery(ctx, e.inst.Engine.Address(), types)
 		if err != nil {
 			return false, time.Time{}, st
 		}

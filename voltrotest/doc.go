@@ -6,7 +6,7 @@
 //		env := voltrotest.New(t, order, payment) // registered, started, closed at the end
 //		h, _ := order.Start(t.Context(), env.App(), in)
 //		env.WaitFor(h.ID, voltrotest.AwaitingSignal("shipped"))
-//		env.App().SignalWorkflow(t.Context(), h.ID, "shipped", true)
+//		env.App().Signal(t.Context(), h.ID, "shipped", true)
 //		receipt, err := h.Result(t.Context()) // the 7-day sleep after it passes at once
 //	}
 //

@@ -11,7 +11,7 @@ import (
 
 	"github.com/voltro/voltro"
 	"github.com/voltro/voltro/internal/clock"
-	"github.com/voltro/voltro/internal/harness"
+	"github.com/voltro/voltro/internal/instance"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/memory"
 	"github.com/voltro/voltro/internal/testwait"
@@ -33,7 +33,7 @@ type Env struct {
 	app   *voltro.App
 	clk   *clock.Virtual
 	store store.Driver
-	parts harness.Parts
+	inst  *instance.Instance // the App's parts
 	logs  *logBuffer
 
 	advances chan *advanceReq // to the clock loop
@@ -79,14 +79,18 @@ func start(t testing.TB, clk *clock.Virtual, d store.Driver, dbURL string, items
 		"DB_URL": dbURL, "POD_NAME": "voltrotest", "VOLTRO_INSPECT_ADDR": "127.0.0.1:0",
 		"VOLTRO_REGISTRY_DIR": t.TempDir(),
 	}
-	ctx := harness.With(context.Background(), &harness.Setup{Store: d, Clock: clk, Attached: func(p harness.Parts) { e.parts = p }})
-	ctx = clock.WithStore(ctx, clk) // the store the App opens, when d is nil
-	app, err := voltro.New(ctx, voltro.WithEnv(func(k string) string { return vars[k] }), voltro.WithLogger(log))
+	ctx := context.Background()
+	// The App's own constructor, given the store (nil: it opens dbURL with
+	// clk as the store's clock, and closes it) and the clock.
+	setup := voltro.Option(func(s *instance.Setup) {
+		s.Store, s.Clock, s.Built = d, clk, func(in *instance.Instance) { e.inst = in }
+	})
+	app, err := voltro.New(ctx, setup, voltro.WithEnv(func(k string) string { return vars[k] }), voltro.WithLogger(log))
 	if err != nil {
 		t.Fatalf("voltrotest: building the app: %v", err)
 	}
 	e.app = app
-	e.store = e.parts.Engine.Store()
+	e.store = e.inst.Engine.Store()
 	if err := app.Register(items...); err != nil {
 		_ = app.Close(context.Background())
 		t.Fatalf("voltrotest: registering: %v", err)
@@ -100,7 +104,7 @@ func start(t testing.TB, clk *clock.Virtual, d store.Driver, dbURL string, items
 	go e.loop(loopCtx)
 	t.Cleanup(e.close)
 	// A runner hosting no entity type (schedules only) takes no shard.
-	hosts := len(e.parts.Engine.Deliverer().Types()) > 0
+	hosts := len(e.inst.Engine.Deliverer().Types()) > 0
 	testwait.For(t, settle, "the app to hold its shards", func() bool {
 		owned, total := app.Shards()
 		return !hosts || owned == total
@@ -151,9 +155,5 @@ func (e *Env) Logs() string { return e.logs.String() }
 // workflows is the App's workflow runtime.
 func (e *Env) workflows() *workflow.Engine {
 	e.t.Helper()
-	wf, err := e.parts.Workflows()
-	if err != nil {
-		e.t.Fatalf("voltrotest: %v", err)
-	}
-	return wf
+	return e.inst.Workflows
 }

@@ -67,7 +67,7 @@ func TestTimeStandsStillUntilAwaited(t *testing.T) {
 		t.Fatalf("status %q, want suspended", st.Status)
 	}
 	before := env.Now()
-	if _, err := env.App().SignalWorkflow(ctx, h.ID, "ok", true); err != nil {
+	if _, err := env.App().Signal(ctx, h.ID, "ok", true); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := h.Result(ctx); err != nil || got != "approved" {
@@ -109,15 +109,15 @@ func TestAdvanceFiresOnTheWayAndStops(t *testing.T) {
 	if got := env.Now().Sub(start); got != 90*time.Minute {
 		t.Fatalf("the clock moved %s, want 90m", got)
 	}
-	st, err := env.App().WorkflowStatusOf(within(t), h.ID)
-	if err != nil || !strings.HasPrefix(st.WaitingOn, "sleep 2h0m0s") {
-		t.Fatalf("after 90m waiting on %q (%v), want the second sleep", st.WaitingOn, err)
+	st, err := env.App().Get(within(t), h.ID)
+	if err != nil || !strings.HasPrefix(st.Waiting.String(), "sleep 2h0m0s") {
+		t.Fatalf("after 90m waiting on %q (%v), want the second sleep", st.Waiting.String(), err)
 	}
 	env.Advance(5 * time.Hour) // to 6h30: past the other two
 	if got := env.Now().Sub(start); got != 6*time.Hour+30*time.Minute {
 		t.Fatalf("the clock moved %s, want 6h30m", got)
 	}
-	if st, _ := env.App().WorkflowStatusOf(within(t), h.ID); st.Status != "completed" {
+	if st, _ := env.App().Get(within(t), h.ID); st.Status != "completed" {
 		t.Fatalf("after 6h30 the run is %s, want completed", st.Status)
 	}
 }

@@ -88,7 +88,7 @@ func ExampleEnv_WaitFor() {
 		h, _ := approval.Start(ctx, env.App(), struct{}{})
 		st := env.WaitFor(h.ID, voltrotest.AwaitingSignal("approved-by"))
 		fmt.Println(st.Status)
-		if _, err := env.App().SignalWorkflow(ctx, h.ID, "approved-by", "ada"); err != nil {
+		if _, err := env.App().Signal(ctx, h.ID, "approved-by", "ada"); err != nil {
 			t.Fatal(err)
 		}
 		fmt.Println(h.Result(ctx))

@@ -76,7 +76,7 @@ func TestOrderService(t *testing.T) {
 	if at := env.Now().Sub(start); at != 24*time.Hour {
 		t.Fatalf("the order awaits its shipment %s in, want 24h (after the payment settled)", at)
 	}
-	if _, err := env.App().SignalWorkflow(ctx, h.ID, "shipped", "tracking-1"); err != nil {
+	if _, err := env.App().Signal(ctx, h.ID, "shipped", "tracking-1"); err != nil {
 		t.Fatal(err)
 	}
 	got, err := h.Result(ctx)

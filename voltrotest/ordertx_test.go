@@ -43,7 +43,7 @@ func TestOrderServiceInATransaction(t *testing.T) {
 	if at := env.Now().Sub(start); at != 24*time.Hour {
 		t.Fatalf("the order awaits its shipment %s in, want 24h (once the payment settled)", at)
 	}
-	if _, err := env.App().SignalWorkflow(ctx, h.ID, orders.Signal, "tracking-1"); err != nil {
+	if _, err := env.App().Signal(ctx, h.ID, orders.Signal, "tracking-1"); err != nil {
 		t.Fatal(err)
 	}
 	got, err := h.Result(ctx)
@@ -69,7 +69,7 @@ func TestOrderServiceInATransaction(t *testing.T) {
 	if _, err := orders.Place(ctx, env.App(), db, dialect, orders.Order{ID: "o-2", Amount: 0}); err == nil {
 		t.Fatal("an order of amount 0 was placed; the table's check must refuse it")
 	}
-	if _, err := env.App().WorkflowStatusOf(ctx, voltro.ExecutionID(orders.Flow.Name(), "o-2")); !errors.Is(err, voltro.ErrNotFound) {
+	if _, err := env.App().Get(ctx, voltro.ExecutionID(orders.Flow.Name(), "o-2")); !errors.Is(err, voltro.ErrNotFound) {
 		t.Fatalf("the run of a rolled-back order: %v, want ErrNotFound", err)
 	}
 	if _, err := orders.Place(ctx, env.App(), db, dialect, orders.Order{ID: "o-1", Amount: 1}); err == nil {
@@ -78,7 +78,7 @@ func TestOrderServiceInATransaction(t *testing.T) {
 	if rows, err := orders.Rows(ctx, db); err != nil || !reflect.DeepEqual(rows, wantRows) {
 		t.Fatalf("rows after two rolled-back orders: %+v (%v), want %+v", rows, err, wantRows)
 	}
-	if st, err := env.App().WorkflowStatusOf(ctx, h.ID); err != nil || st.Status != voltro.StatusCompleted {
+	if st, err := env.App().Get(ctx, h.ID); err != nil || st.Status != voltro.StatusCompleted {
 		t.Fatalf("o-1's run after its id was ordered again: %+v, %v", st, err)
 	}
 }

@@ -122,10 +122,7 @@ func describe(r run) string {
 }
 
 func (e *Env) look(ctx context.Context, id string) (run, error) {
-	wf, err := e.parts.Workflows()
-	if err != nil {
-		return run{}, err
-	}
+	wf := e.inst.Workflows
 	x, err := wf.Get(ctx, id)
 	if err != nil {
 		return run{}, err
@@ -161,7 +158,7 @@ func (e *Env) WaitFor(id string, c Condition) voltro.WorkflowStatus {
 	case <-t.C:
 		e.t.Fatalf("voltrotest: WaitFor(%s, %s): not within %s of wall time (a handler or step that does not return?)", id, c, settle)
 	}
-	st, err := e.app.WorkflowStatusOf(context.Background(), id)
+	st, err := e.app.Get(context.Background(), id)
 	if err != nil {
 		e.t.Fatalf("voltrotest: WaitFor(%s, %s): %v", id, c, err)
 	}

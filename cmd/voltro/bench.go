@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/bench"
+	"github.com/voltro/voltro/internal/config"
 )
 
 const benchUsage = `usage: voltro bench messages [--db URL] [--senders 8] [--duration 5s] [--sequential 1000] [--idle 20s]
@@ -33,7 +34,7 @@ func runBench(ctx context.Context, args []string, env func(string) string, stdou
 		return runBenchCDC(ctx, args[1:], env, stdout, stderr)
 	case "worker":
 		// a worker process of bench workflows --failover; not for direct use
-		return bench.Worker(ctx)
+		return bench.Worker(ctx, env)
 	case "--help", "-h", "help":
 		fmt.Fprintln(stdout, benchUsage)
 		return errHelp
@@ -52,7 +53,7 @@ func runBench(ctx context.Context, args []string, env func(string) string, stdou
 	}
 	url := *db
 	if url == "" {
-		url = env("DB_URL")
+		url = config.DatabaseURL(env)
 	}
 	if url == "" {
 		return fmt.Errorf("set DB_URL or --db to the database to measure")
@@ -86,7 +87,7 @@ func runBenchWorkflows(ctx context.Context, args []string, env func(string) stri
 	}
 	url := *db
 	if url == "" {
-		url = env("DB_URL")
+		url = config.DatabaseURL(env)
 	}
 	if url == "" {
 		return fmt.Errorf("set DB_URL or --db to the database to measure")

@@ -58,7 +58,7 @@ func openStore(ctx context.Context, env func(string) string, dbURL string) (stor
 	if err != nil {
 		return nil, cfg, err
 	}
-	if env("DB_URL") == "" && dbURL == "" {
+	if config.DatabaseURL(env) == "" && dbURL == "" {
 		return nil, cfg, fmt.Errorf("DB_URL is not set: point it at the cluster's database (postgres://, mariadb://, sqlite:<file>)")
 	}
 	d, err := open.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -80,7 +80,7 @@ func printJSON(w io.Writer, v any) error {
 
 // colour reports whether w is a terminal that wants colour.
 func colour(w io.Writer, env func(string) string) bool {
-	if env("NO_COLOR") != "" {
+	if config.NoColor(env) {
 		return false
 	}
 	f, ok := w.(*os.File)

@@ -38,7 +38,7 @@ func runCluster(ctx context.Context, args []string, env func(string) string, std
 	if err != nil {
 		return err
 	}
-	dir, err := registry.Dir(env)
+	dir, err := config.RegistryDir(env)
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func runCluster(ctx context.Context, args []string, env func(string) string, std
 		RegistryDir: dir, Heartbeat: cfg.Heartbeat, InspectToken: cfg.InspectToken, InspectTrust: cfg.InspectTrust, Process: *process,
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
-	if env("DB_URL") != "" {
+	if config.DatabaseURL(env) != "" {
 		var d store.Driver
 		if d, cfg, err = openStore(ctx, env, ""); err != nil {
 			return err

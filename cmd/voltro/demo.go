@@ -12,8 +12,8 @@ import (
 
 	"github.com/voltro/voltro"
 	"github.com/voltro/voltro/internal/dburl"
+	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/demo"
-	"github.com/voltro/voltro/internal/schedule"
 )
 
 func runDemo(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
@@ -23,13 +23,13 @@ func runDemo(ctx context.Context, args []string, env func(string) string, stdout
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	every, err := schedule.DemoTickEvery(*tick, env)
+	every, err := config.DemoTick(*tick, env)
 	if err != nil {
 		return err
 	}
 	url := *db
 	if url == "" {
-		url = env("DB_URL")
+		url = config.DatabaseURL(env)
 	}
 	if url == "" {
 		url = "sqlite:voltro-demo.db"

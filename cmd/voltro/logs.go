@@ -10,7 +10,6 @@ import (
 
 	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/observe/cli"
-	"github.com/voltro/voltro/internal/registry"
 )
 
 const logsSynopsis = "logs [--tail N] [--boot] [--process NAME] [--level debug|info|warn|error] [--format text|json]"
@@ -33,7 +32,7 @@ func runLogs(ctx context.Context, args []string, env func(string) string, stdout
 	if err != nil {
 		return err
 	}
-	dir, err := registry.Dir(env)
+	dir, err := config.RegistryDir(env)
 	if err != nil {
 		return err
 	}
@@ -41,7 +40,7 @@ func runLogs(ctx context.Context, args []string, env func(string) string, stdout
 		RegistryDir: dir, Process: *process, Tail: *tail, Boot: *boot, Level: *level, Format: *format,
 		Colour: colour(stdout, env), InspectToken: cfg.InspectToken, InspectTrust: cfg.InspectTrust,
 	}
-	if env("DB_URL") != "" {
+	if config.DatabaseURL(env) != "" {
 		d, cfg, err := openStore(ctx, env, "")
 		if err != nil {
 			return err

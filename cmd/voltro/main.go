@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/errs"
 )
 
@@ -67,7 +68,7 @@ func usage(w io.Writer) {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	os.Exit(run(ctx, os.Args[1:], config.ProcessEnv(), os.Stdout, os.Stderr))
 }
 
 func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) int {

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/schedule"
 )
@@ -56,7 +57,7 @@ func runSchedules(ctx context.Context, args []string, env func(string) string, s
 	default:
 		return badArg("unknown subcommand %q: use list or runs", args[0])
 	}
-	st, err := schedule.OpenURL(ctx, env("DB_URL"), env("DB_DIALECT"))
+	st, err := schedule.OpenURL(ctx, config.DatabaseURL(env), config.Dialect(env))
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ followed. Both refuse a run that is running, suspended or completed.`
 // registers no runner; the owners pick started runs up from the database.
 // The dashboard's actions use it (they take the engine).
 func workflowClient(ctx context.Context, env func(string) string) (*workflow.Engine, func(), error) {
-	if env("DB_URL") == "" {
+	if config.DatabaseURL(env) == "" {
 		return nil, nil, errNoDB
 	}
 	cfg, err := config.FromEnv(env, "")
@@ -65,7 +65,7 @@ var errNoDB = errors.New("DB_URL is not set: point it at the cluster's database"
 // publicClient opens the database as voltro.NewClient does for an
 // application: the workflows commands are a client like any other.
 func publicClient(ctx context.Context, env func(string) string) (*voltro.Client, error) {
-	if env("DB_URL") == "" {
+	if config.DatabaseURL(env) == "" {
 		return nil, errNoDB
 	}
 	return voltro.NewClient(ctx, voltro.WithEnv(env), voltro.WithLogger(slog.New(slog.DiscardHandler)))
@@ -219,7 +219,7 @@ func workflowStart(ctx context.Context, w *voltro.Client, name, input, key strin
 			return err
 		}
 	}
-	id, err := w.Start(ctx, name, json.RawMessage(input), opts...)
+	id, err := w.StartWorkflow(ctx, name, json.RawMessage(input), opts...)
 	if err != nil {
 		return err
 	}
@@ -246,7 +246,7 @@ func workflowList(ctx context.Context, w *voltro.Client, status, name string, li
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tWAITING ON\tRUNNER\tCREATED")
 	for _, x := range xs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", term(x.ID), term(x.Name), term(string(x.Status)), term(x.WaitingOn), term(x.Runner), x.CreatedAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", term(x.ID), term(x.Name), term(string(x.Status)), term(x.Waiting.String()), term(x.Runner), x.CreatedAt.Format(time.RFC3339))
 	}
 	return tw.Flush()
 }
@@ -317,7 +317,7 @@ type execView struct {
 }
 
 func viewOf(x voltro.WorkflowStatus) execView {
-	return execView{ID: x.ID, Name: x.Name, Status: string(x.Status), WaitingOn: x.WaitingOn, Input: x.Input, Result: x.Output, Error: x.Error,
+	return execView{ID: x.ID, Name: x.Name, Status: string(x.Status), WaitingOn: x.Waiting.String(), Input: x.Input, Result: x.Output, Error: x.Error,
 		ParentID: x.ParentID, Runner: x.Runner, CreatedAt: x.CreatedAt, FinishedAt: x.FinishedAt}
 }
 

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -19,12 +18,13 @@ import (
 	"time"
 
 	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/sharding"
 )
 
 // blocking is the failover workload: step 2 never returns on a worker
 // started with VOLTRO_BENCH_BLOCK=1.
-func blocking(out func(string)) *voltro.Workflow[int, int] {
+func blocking(out func(string), block bool) *voltro.Workflow[int, int] {
 	return voltro.NewWorkflow("bench.block", func(wc *voltro.WorkflowContext, n int) (int, error) {
 		a, err := voltro.Step(wc, "one", func(ctx context.Context) (int, error) { out("STEP one"); return n + 1, nil })
 		if err != nil {
@@ -32,7 +32,7 @@ func blocking(out func(string)) *voltro.Workflow[int, int] {
 		}
 		b, err := voltro.Step(wc, "two", func(ctx context.Context) (int, error) {
 			out("STEP two")
-			if os.Getenv("VOLTRO_BENCH_BLOCK") == "1" {
+			if block {
 				<-ctx.Done()
 				return 0, ctx.Err()
 			}
@@ -47,18 +47,18 @@ func blocking(out func(string)) *voltro.Workflow[int, int] {
 
 // Worker is `voltro bench worker`: a process hosting bench.block, printing
 // READY and every step it runs.
-func Worker(ctx context.Context) error {
+func Worker(ctx context.Context, env func(string) string) error {
 	var mu sync.Mutex
 	out := func(s string) {
 		mu.Lock()
 		fmt.Println(s)
 		mu.Unlock()
 	}
-	app, err := voltro.New(ctx, voltro.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	app, err := voltro.New(ctx, voltro.WithEnv(env), voltro.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		return err
 	}
-	if err := app.Register(blocking(out)); err != nil {
+	if err := app.Register(blocking(out, config.BenchBlock(env))); err != nil {
 		return err
 	}
 	if err := app.Start(ctx); err != nil {
@@ -79,15 +79,11 @@ type worker struct {
 
 func startWorker(cfg WorkflowsConfig, port int, block bool, name string) (*worker, error) {
 	cmd := exec.Command(cfg.Executable, "bench", "worker")
-	env := os.Environ()
+	env := config.ProcessEnviron()
 	env = append(env, "DB_URL="+cfg.DBURL, "POD_NAME="+name, "VOLTRO_WORKFLOW_RUNNER_HOST=127.0.0.1",
-		"VOLTRO_WORKFLOW_RUNNER_PORT="+strconv.Itoa(port), "VOLTRO_BENCH_BLOCK="+map[bool]string{true: "1", false: "0"}[block])
+		"VOLTRO_WORKFLOW_RUNNER_PORT="+strconv.Itoa(port), config.EnvBenchBlock+"="+map[bool]string{true: "1", false: "0"}[block])
 	if cfg.Env != nil {
-		for _, k := range []string{"VOLTRO_CLUSTER_SECRET", "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT", "VOLTRO_WORKFLOW_SHARD_LOCK"} {
-			if v := cfg.Env(k); v != "" {
-				env = append(env, k+"="+v)
-			}
-		}
+		env = append(env, config.Forward(cfg.Env, "VOLTRO_CLUSTER_SECRET", "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT", "VOLTRO_WORKFLOW_SHARD_LOCK")...)
 	}
 	cmd.Env = env
 	stdout, err := cmd.StdoutPipe()
@@ -192,7 +188,7 @@ func measureFailover(ctx context.Context, cfg WorkflowsConfig, restart bool) (ti
 	if err := client.Start(ctx); err != nil {
 		return 0, "", err
 	}
-	wf := blocking(func(string) {})
+	wf := blocking(func(string) {}, false)
 	// pick a key whose run lands on a shard the victim holds
 	key, err := keyOwnedBy(ctx, client, victim.addr, "bench.block")
 	if err != nil {
@@ -226,7 +222,7 @@ func measureFailover(ctx context.Context, cfg WorkflowsConfig, restart bool) (ti
 	// Completion is when the run's final state committed, by the database
 	// clock on this same machine: the client, in another process, learns
 	// of it by polling, up to half a second later.
-	st, err := client.WorkflowStatusOf(ctx, h.ID)
+	st, err := client.Get(ctx, h.ID)
 	if err != nil {
 		return 0, "", err
 	}

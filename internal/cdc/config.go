@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
-	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/config"
 )
 
 // Config says which database a feed watches and as which instance.
@@ -41,22 +40,11 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// ConfigFromEnv reads DB_URL, DB_DIALECT, POD_NAME, CDC and VOLTRO_CDC_URL.
+// ConfigFromEnv reads DB_URL, DB_DIALECT, POD_NAME, CDC and VOLTRO_CDC_URL
+// (internal/config reads them).
 func ConfigFromEnv(env func(string) string) (Config, error) {
-	c := Config{
-		URL:            env("DB_URL"),
-		Dialect:        env("DB_DIALECT"),
-		ReplicaID:      env("POD_NAME"),
-		ReplicationURL: env("VOLTRO_CDC_URL"),
-	}
-	switch strings.ToLower(strings.TrimSpace(env("CDC"))) {
-	case "", "1", "true", "on", "yes":
-	case "0", "false", "off", "no":
-		c.DisableCDC = true
-	default:
-		return c, errs.New(errs.CodeInvalidConfig, "CDC=%q: want 1 or 0", env("CDC"))
-	}
-	return c, nil
+	f, err := config.Feed(env)
+	return Config{URL: f.URL, Dialect: f.Dialect, ReplicaID: f.ReplicaID, ReplicationURL: f.ReplicationURL, DisableCDC: f.DisableCDC}, err
 }
 
 func (c Config) replicaID() string {

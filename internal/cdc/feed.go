@@ -157,7 +157,7 @@ func (f *Feed) Start(ctx context.Context) error {
 // start picks and starts the transport.
 func (f *Feed) start(ctx context.Context, r dburl.Resolved) error {
 	switch {
-	case r.Dialect == store.SQLite || r.Dialect == store.Memory:
+	case !r.Dialect.Shared():
 		f.transport = Bus
 		if f.cfg.DisableCDC {
 			f.transport = Inline

@@ -13,7 +13,6 @@ import (
 	"github.com/voltro/voltro/internal/dburl"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/inspectclient"
-	"github.com/voltro/voltro/internal/registry"
 	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/store"
 )
@@ -61,6 +60,12 @@ type Config struct {
 	ProcessName  string // VOLTRO_PROCESS_NAME, else the executable's base name
 	RegistryDir  string // local runtime registry; "" when none can be had
 	AdminToken   string
+	// ScheduleCoordination is the app-wide schedule coordination
+	// (single, advisoryLock or cluster); "" decides by the store.
+	ScheduleCoordination string
+	// CDCURL is the change feed's replication connection (VOLTRO_CDC_URL);
+	// "" uses the database URL.
+	CDCURL string
 	// Warnings are problems that did not stop boot; the engine logs them.
 	Warnings []string
 
@@ -84,30 +89,20 @@ func (c Config) RunnerAddress() string {
 // Clustered reports whether runner state lives in the shared SQL store.
 func (c Config) Clustered() bool { return c.RunnerStorage == RunnerStorageSQL }
 
-// Env reads one variable; os.Getenv in production, a map in tests.
-type Env func(string) string
-
-// FromEnv resolves the configuration. dbURL overrides DB_URL when not empty.
-// Each step reads its own variables, in this order; the first invalid one is
-// the error returned.
-func FromEnv(env Env, dbURL string) (Config, error) {
-	if env == nil {
-		env = os.Getenv
-	}
+// Resolve applies the defaults, checks every setting and derives the
+// configuration. Each step checks its own settings, in this order; the
+// first invalid one is the error returned, naming its variable.
+func (s Settings) Resolve() (Config, error) {
 	var c Config
-	raw := dbURL
-	if raw == "" {
-		raw = env("DB_URL")
-	}
 	var err error
-	if c.DB, err = dburl.Resolve(raw, env("DB_DIALECT")); err != nil {
+	if c.DB, err = dburl.Resolve(s.DatabaseURL, s.Dialect); err != nil {
 		return c, err
 	}
-	portWarning := c.runnerAddress(env)
-	if err = c.shardLock(env); err != nil {
+	portWarning := c.runnerAddress(s)
+	if err = c.shardLock(s); err != nil {
 		return c, err
 	}
-	if err = c.runnerStorage(env); err != nil {
+	if err = c.runnerStorage(s); err != nil {
 		return c, err
 	}
 
@@ -117,16 +112,16 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 		c.Warnings = append(c.Warnings, portWarning)
 	}
 
-	if c.Heartbeat, err = duration(env, "VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT", 10*time.Second, 100*time.Millisecond, MaxHeartbeat); err != nil {
+	if c.Heartbeat, err = duration(s, envHeartbeat, s.Heartbeat); err != nil {
 		return c, err
 	}
-	if c.PollInterval, err = duration(env, "VOLTRO_POLL_INTERVAL", 0, 10*time.Millisecond, MaxPollInterval); err != nil {
+	if c.PollInterval, err = duration(s, envPollInterval, s.PollInterval); err != nil {
 		return c, err
 	}
-	for _, step := range []func(Env) error{
-		c.retention, c.shards, c.cdc, c.clusterSecret, c.rpcMaxBody, c.tls, c.inspect, c.singleHost,
+	for _, step := range []func(Settings) error{
+		c.retention, c.shards, c.cdc, c.clusterSecret, c.rpcMaxBody, c.tls, c.inspect, c.singleHost, c.schedules,
 	} {
-		if err = step(env); err != nil {
+		if err = step(s); err != nil {
 			return c, err
 		}
 	}
@@ -137,29 +132,35 @@ func FromEnv(env Env, dbURL string) (Config, error) {
 	return c, nil
 }
 
-// runnerAddress reads the replica id and the runner's advertised host and
+// isSet reports whether a setting was given: a non-zero value, or any
+// text in the environment (a 0 there is a value, not an absence).
+func (s Settings) isSet(name string, nonZero bool) bool {
+	_, ok := s.text[name]
+	return nonZero || ok
+}
+
+// runnerAddress sets the replica id and the runner's advertised host and
 // port. A bad port falls back to the default; the warning it returns is
-// said only where a runner port is listened on (see FromEnv).
-func (c *Config) runnerAddress(env Env) (portWarning string) {
-	c.ReplicaID = strings.TrimSpace(env("POD_NAME"))
+// said only where a runner port is listened on (see Resolve).
+func (c *Config) runnerAddress(s Settings) (portWarning string) {
+	c.ReplicaID = strings.TrimSpace(s.ReplicaID)
 	if c.ReplicaID == "" {
 		h, _ := os.Hostname()
 		c.ReplicaID = fmt.Sprintf("%s-%d", h, os.Getpid())
 	}
 
-	c.RunnerHost = strings.TrimSpace(env("VOLTRO_WORKFLOW_RUNNER_HOST"))
+	c.RunnerHost = strings.TrimSpace(s.RunnerHost)
 	if c.RunnerHost == "" {
-		c.RunnerHost = strings.TrimSpace(env("POD_IP"))
+		c.RunnerHost = strings.TrimSpace(s.PodIP)
 	}
 	if c.RunnerHost == "" {
 		c.RunnerHost = "localhost"
 	}
 
 	c.RunnerPort = DefaultRunnerPort
-	if p := strings.TrimSpace(env("VOLTRO_WORKFLOW_RUNNER_PORT")); p != "" {
-		n, perr := strconv.Atoi(p)
-		if perr != nil || n < 1 || n > 65535 {
-			portWarning = fmt.Sprintf("VOLTRO_WORKFLOW_RUNNER_PORT=%q is not a port (1..65535); using %d (a Kubernetes Service named voltro-workflow-runner injects tcp://… into this variable: rename the Service or set the port explicitly)", p, DefaultRunnerPort)
+	if s.isSet(envRunnerPort, s.RunnerPort != 0) {
+		if n := s.RunnerPort; n < 1 || n > 65535 {
+			portWarning = fmt.Sprintf("VOLTRO_WORKFLOW_RUNNER_PORT=%q is not a port (1..65535); using %d (a Kubernetes Service named voltro-workflow-runner injects tcp://… into this variable: rename the Service or set the port explicitly)", s.shown(envRunnerPort, strconv.Itoa(n)), DefaultRunnerPort)
 		} else {
 			c.RunnerPort = n
 		}
@@ -167,23 +168,23 @@ func (c *Config) runnerAddress(env Env) (portWarning string) {
 	return portWarning
 }
 
-// shardLock reads VOLTRO_WORKFLOW_SHARD_LOCK.
-func (c *Config) shardLock(env Env) error {
-	switch m := store.LockMode(strings.ToLower(strings.TrimSpace(env("VOLTRO_WORKFLOW_SHARD_LOCK")))); m {
+// shardLock checks VOLTRO_WORKFLOW_SHARD_LOCK.
+func (c *Config) shardLock(s Settings) error {
+	switch m := store.LockMode(strings.ToLower(strings.TrimSpace(s.ShardLock))); m {
 	case "":
 		c.ShardLock = store.LockAuto
 	case store.LockAuto, store.LockRow, store.LockAdvisory:
 		c.ShardLock = m
 	default:
-		return errs.New(errs.CodeInvalidConfig, "VOLTRO_WORKFLOW_SHARD_LOCK=%q is not valid: use auto, row or advisory", env("VOLTRO_WORKFLOW_SHARD_LOCK"))
+		return errs.New(errs.CodeInvalidConfig, "VOLTRO_WORKFLOW_SHARD_LOCK=%q is not valid: use auto, row or advisory", s.ShardLock)
 	}
 	return nil
 }
 
-// runnerStorage reads VOLTRO_WORKFLOW_RUNNER_STORAGE against the dialect.
-func (c *Config) runnerStorage(env Env) error {
-	sqlDialect := c.DB.Dialect == store.Postgres || c.DB.Dialect == store.MariaDB || c.DB.Dialect == store.MySQL
-	switch rs := strings.ToLower(strings.TrimSpace(env("VOLTRO_WORKFLOW_RUNNER_STORAGE"))); rs {
+// runnerStorage checks VOLTRO_WORKFLOW_RUNNER_STORAGE against the dialect.
+func (c *Config) runnerStorage(s Settings) error {
+	sqlDialect := c.DB.Dialect.Shared()
+	switch rs := strings.ToLower(strings.TrimSpace(s.RunnerStorage)); rs {
 	case "":
 		if sqlDialect {
 			c.RunnerStorage, c.StorageReason = RunnerStorageSQL, "shared SQL store"
@@ -203,18 +204,20 @@ func (c *Config) runnerStorage(env Env) error {
 	return nil
 }
 
-// shards reads VOLTRO_SHARDS and VOLTRO_SHARD_GROUPS.
-func (c *Config) shards(env Env) error {
+// shards checks VOLTRO_SHARDS and VOLTRO_SHARD_GROUPS.
+func (c *Config) shards(s Settings) error {
+	if err := s.failed(envShards); err != nil {
+		return err
+	}
 	c.ShardCount = 300
-	if s := strings.TrimSpace(env("VOLTRO_SHARDS")); s != "" {
-		n, perr := strconv.Atoi(s)
-		if perr != nil || n < 1 || n > 100000 {
-			return errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARDS=%q is not a shard count (1..100000)", s)
+	if s.isSet(envShards, s.Shards != 0) {
+		if n := s.Shards; n < 1 || n > 100000 {
+			return errs.New(errs.CodeInvalidConfig, "VOLTRO_SHARDS=%q is not a shard count (1..100000)", s.shown(envShards, strconv.Itoa(n)))
 		}
-		c.ShardCount = n
+		c.ShardCount = s.Shards
 	}
 	c.Groups = []string{"default"}
-	if g := strings.TrimSpace(env("VOLTRO_SHARD_GROUPS")); g != "" {
+	if g := strings.TrimSpace(s.ShardGroups); g != "" {
 		// An empty group ("," or "a,,b") used to be skipped, so "," stored a
 		// cluster config with no groups that every runner then refused.
 		c.Groups = nil
@@ -234,24 +237,21 @@ func (c *Config) shards(env Env) error {
 	return nil
 }
 
-// cdc reads CDC.
-func (c *Config) cdc(env Env) error {
-	switch v := strings.TrimSpace(env("CDC")); v {
-	case "", "1", "true", "on":
-		c.CDC = true
-	case "0", "false", "off":
-		c.CDC = false
-	default:
-		return errs.New(errs.CodeInvalidConfig, "CDC=%q is not valid: use 1 or 0", v)
+// cdc checks CDC.
+func (c *Config) cdc(s Settings) error {
+	if err := s.failed(envCDC); err != nil {
+		return err
 	}
+	c.CDC = !s.DisableCDC
+	c.CDCURL = strings.TrimSpace(s.CDCURL)
 	return nil
 }
 
-// clusterSecret reads VOLTRO_CLUSTER_SECRET: one secret, or during a
+// clusterSecret checks VOLTRO_CLUSTER_SECRET: one secret, or during a
 // rotation two (or more) comma-separated, the first signing and all
 // accepted. Unset, the engine uses the random secret stored in the database.
-func (c *Config) clusterSecret(env Env) error {
-	c.ClusterSecret = strings.TrimSpace(env("VOLTRO_CLUSTER_SECRET"))
+func (c *Config) clusterSecret(s Settings) error {
+	c.ClusterSecret = strings.TrimSpace(s.ClusterSecret)
 	if c.ClusterSecret == "" {
 		return nil
 	}
@@ -272,25 +272,31 @@ func (c *Config) clusterSecret(env Env) error {
 	return nil
 }
 
-// rpcMaxBody reads VOLTRO_RPC_MAX_BODY.
-func (c *Config) rpcMaxBody(env Env) error {
+// rpcMaxBody checks VOLTRO_RPC_MAX_BODY.
+func (c *Config) rpcMaxBody(s Settings) error {
+	if err := s.failed(envRPCMaxBody); err != nil {
+		return err
+	}
 	c.RPCMaxBody = DefaultRPCMaxBody
-	if v := strings.TrimSpace(env("VOLTRO_RPC_MAX_BODY")); v != "" {
-		n, perr := strconv.ParseInt(v, 10, 64)
-		if perr != nil || n < MinRPCMaxBody || n > MaxRPCMaxBody {
-			return errs.New(errs.CodeInvalidConfig, "VOLTRO_RPC_MAX_BODY=%q is not valid: a number of bytes from %d to %d (default %d)", v, MinRPCMaxBody, MaxRPCMaxBody, DefaultRPCMaxBody)
+	if s.isSet(envRPCMaxBody, s.RPCMaxBody != 0) {
+		if n := s.RPCMaxBody; n < MinRPCMaxBody || n > MaxRPCMaxBody {
+			return errRPCMaxBody(s.shown(envRPCMaxBody, itoa(n)))
 		}
-		c.RPCMaxBody = n
+		c.RPCMaxBody = s.RPCMaxBody
 	}
 	return nil
 }
 
-// tls reads the runner TLS files (see runnerTLS) and warns when they are
+func errRPCMaxBody(v string) error {
+	return errs.New(errs.CodeInvalidConfig, "VOLTRO_RPC_MAX_BODY=%q is not valid: a number of bytes from %d to %d (default %d)", v, MinRPCMaxBody, MaxRPCMaxBody, DefaultRPCMaxBody)
+}
+
+// tls loads the runner TLS files (see runnerTLS) and warns when they are
 // set where no runner port is listened on.
-func (c *Config) tls(env Env) error {
+func (c *Config) tls(s Settings) error {
 	var tlsWarning string
 	var err error
-	if c.RunnerTLS, tlsWarning, err = runnerTLS(env, *c); err != nil {
+	if c.RunnerTLS, tlsWarning, err = runnerTLS(s, *c); err != nil {
 		return err
 	}
 	if tlsWarning != "" {
@@ -302,44 +308,60 @@ func (c *Config) tls(env Env) error {
 	return nil
 }
 
-// inspect reads the inspect server's address and tokens, the hosts trusted
+// inspect sets the inspect server's address and tokens, the hosts trusted
 // with the token, and the local registry.
-func (c *Config) inspect(env Env) error {
-	c.InspectAddr = strings.TrimSpace(env("VOLTRO_INSPECT_ADDR"))
+func (c *Config) inspect(s Settings) error {
+	c.InspectAddr = strings.TrimSpace(s.InspectAddr)
 	if c.InspectAddr == "" {
 		c.InspectAddr = "127.0.0.1:0"
 	}
-	c.InspectToken = env("VOLTRO_INSPECT_TOKEN")
+	c.InspectToken = s.InspectToken
 	if host, _, err := net.SplitHostPort(c.InspectAddr); err == nil && c.InspectToken == "" && !IsLoopbackHost(host) {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("VOLTRO_INSPECT_ADDR=%s listens beyond loopback without VOLTRO_INSPECT_TOKEN: anyone who reaches it reads the inspect documents, the logs and the dashboard (run inputs included); set VOLTRO_INSPECT_TOKEN", c.InspectAddr))
 	}
 	// The CLI sends the token only to trusted hosts: the addresses it asks
 	// come from runner rows and registry files that any database user or
 	// local writer can fill in.
-	if v := env(inspectclient.EnvTrustedHosts); strings.TrimSpace(v) != "" {
+	if v := s.InspectTrustedHosts; strings.TrimSpace(v) != "" {
 		var err error
 		if c.InspectTrust, err = inspectclient.ParseTrust(v); err != nil {
 			return errs.New(errs.CodeInvalidConfig, "%s=%q is not valid: %v", inspectclient.EnvTrustedHosts, v, err)
 		}
 	}
-	c.ProcessName = registry.ProcessName(env)
-	if dir, derr := registry.Dir(env); derr == nil {
-		c.RegistryDir = dir
+	c.ProcessName = strings.TrimSpace(s.ProcessName)
+	if c.ProcessName == "" {
+		c.ProcessName = executableName()
 	}
-	c.AdminToken = env("VOLTRO_ADMIN_TOKEN")
+	c.RegistryDir = strings.TrimSpace(s.RegistryDir)
+	c.AdminToken = s.AdminToken
 	return nil
 }
 
-// singleHost reads VOLTRO_SINGLE_HOST.
-func (c *Config) singleHost(env Env) error {
-	switch v := strings.ToLower(strings.TrimSpace(env("VOLTRO_SINGLE_HOST"))); v {
-	case "", "0", "false", "off":
-	case "1", "true", "on":
-		c.SingleHost = true
-	default:
-		return errs.New(errs.CodeInvalidConfig, "VOLTRO_SINGLE_HOST=%q is not valid: use 1 (every instance runs on this machine on purpose) or 0", v)
+// singleHost checks VOLTRO_SINGLE_HOST.
+func (c *Config) singleHost(s Settings) error {
+	if err := s.failed(envSingleHost); err != nil {
+		return err
 	}
+	c.SingleHost = s.SingleHost
 	return nil
+}
+
+// scheduleCoordinations are the values of VOLTRO_SCHEDULE_COORDINATION.
+var scheduleCoordinations = []string{"single", "advisoryLock", "cluster"}
+
+// schedules checks VOLTRO_SCHEDULE_COORDINATION, case-insensitively.
+func (c *Config) schedules(s Settings) error {
+	v := strings.TrimSpace(s.ScheduleCoordination)
+	if v == "" {
+		return nil
+	}
+	for _, a := range scheduleCoordinations {
+		if strings.EqualFold(v, a) {
+			c.ScheduleCoordination = a
+			return nil
+		}
+	}
+	return errs.New(errs.CodeInvalidConfig, "unknown %s %q (want one of %s)", envScheduleCoordination, v, strings.Join(scheduleCoordinations, ", "))
 }
 
 // runnerTLS reads VOLTRO_RUNNER_TLS_CERT, _KEY, _CA and _SERVER_NAME: none
@@ -348,10 +370,10 @@ func (c *Config) singleHost(env Env) error {
 // certificate is verified as its peers will verify it: under mutual TLS a
 // failure stops the boot (every peer would refuse every call); without a CA
 // peers use their own system roots, so it is only a warning.
-func runnerTLS(env Env, c Config) (*rpc.TLS, string, error) {
+func runnerTLS(s Settings, c Config) (*rpc.TLS, string, error) {
 	f := rpc.TLSFiles{
-		Cert: strings.TrimSpace(env(rpc.EnvTLSCert)), Key: strings.TrimSpace(env(rpc.EnvTLSKey)),
-		CA: strings.TrimSpace(env(rpc.EnvTLSCA)), ServerName: strings.TrimSpace(env(rpc.EnvTLSServerName)),
+		Cert: strings.TrimSpace(s.RunnerTLSCert), Key: strings.TrimSpace(s.RunnerTLSKey),
+		CA: strings.TrimSpace(s.RunnerTLSCA), ServerName: strings.TrimSpace(s.RunnerTLSServerName),
 	}
 	switch {
 	case f.Cert == "" && f.Key == "":
@@ -413,36 +435,34 @@ const (
 	MaxPollInterval = time.Hour
 )
 
-// duration reads a Go duration ("10s") or a plain integer of seconds. Both
-// are checked for overflow (an integer times time.Second used to wrap:
-// 18446744074 became 290ms) and must lie in [minimum, maximum].
-func duration(env Env, name string, def, minimum, maximum time.Duration) (time.Duration, error) {
-	s := strings.TrimSpace(env(name))
-	if s == "" {
-		return def, nil
+// durationBounds are each duration setting's default and bounds.
+var durationBounds = map[string]struct{ def, minimum, maximum time.Duration }{
+	envHeartbeat:    {10 * time.Second, 100 * time.Millisecond, MaxHeartbeat},
+	envPollInterval: {0, 10 * time.Millisecond, MaxPollInterval},
+}
+
+// duration checks one duration setting: unset is its default; set, it
+// must lie in its bounds.
+func duration(s Settings, name string, d time.Duration) (time.Duration, error) {
+	if err := s.failed(name); err != nil {
+		return 0, err
 	}
-	bad := func(why string) error {
-		return errs.New(errs.CodeInvalidConfig, "%s=%q %s: it must be a duration of at least %v and at most %v (e.g. 10s, or 10 for seconds)", name, s, why, minimum, maximum)
+	b := durationBounds[name]
+	if !s.isSet(name, d != 0) {
+		return b.def, nil
 	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		// plain integers are seconds
-		n, nerr := strconv.ParseInt(s, 10, 64)
-		switch {
-		case nerr != nil && errors.Is(nerr, strconv.ErrRange), nerr == nil && (n > int64(maximum/time.Second) || n < -int64(maximum/time.Second)):
-			return 0, bad("is out of range")
-		case nerr != nil:
-			return 0, bad("is not a duration")
-		}
-		d = time.Duration(n) * time.Second
-	}
-	if d < minimum {
-		return 0, bad("is below the minimum")
-	}
-	if d > maximum {
-		return 0, bad("is above the maximum")
+	switch {
+	case d < b.minimum:
+		return 0, badDuration(name, s.shown(name, d.String()), "is below the minimum")
+	case d > b.maximum:
+		return 0, badDuration(name, s.shown(name, d.String()), "is above the maximum")
 	}
 	return d, nil
+}
+
+func badDuration(name, text, why string) error {
+	b := durationBounds[name]
+	return errs.New(errs.CodeInvalidConfig, "%s=%q %s: it must be a duration of at least %v and at most %v (e.g. 10s, or 10 for seconds)", name, text, why, b.minimum, b.maximum)
 }
 
 // IsLoopbackHost reports whether host names this machine only.

@@ -26,13 +26,13 @@ const (
 	ShortRetention = time.Minute
 )
 
-// retention reads VOLTRO_RETENTION and VOLTRO_DEAD_LETTER_RETENTION into c.
-func (c *Config) retention(env Env) error {
+// retention checks VOLTRO_RETENTION and VOLTRO_DEAD_LETTER_RETENTION.
+func (c *Config) retention(s Settings) error {
 	var err error
-	if c.Retention, err = retentionDuration(env, "VOLTRO_RETENTION", DefaultRetention); err != nil {
+	if c.Retention, err = retentionDuration(s, envRetention, s.Retention, DefaultRetention); err != nil {
 		return err
 	}
-	if c.DeadLetterRetention, err = retentionDuration(env, "VOLTRO_DEAD_LETTER_RETENTION", DefaultDeadLetterRetention); err != nil {
+	if c.DeadLetterRetention, err = retentionDuration(s, envDeadLetterRetention, s.DeadLetterRetention, DefaultDeadLetterRetention); err != nil {
 		return err
 	}
 	if c.Retention > 0 && c.Retention < ShortRetention {
@@ -41,20 +41,26 @@ func (c *Config) retention(env Env) error {
 	return nil
 }
 
-// retentionDuration parses one retention variable: "0" (keep everything),
-// a Go duration, a whole number of days with d ("7d", also "1d12h"), or a
-// plain integer of seconds; otherwise at least MinRetention and at most
+// retentionDuration checks one retention setting: unset is def, negative
+// keeps everything (0), otherwise at least MinRetention and at most
 // MaxRetention.
-func retentionDuration(env Env, name string, def time.Duration) (time.Duration, error) {
-	s := strings.TrimSpace(env(name))
-	if s == "" {
-		return def, nil
+func retentionDuration(s Settings, name string, d, def time.Duration) (time.Duration, error) {
+	if err := s.failed(name); err != nil {
+		return 0, err
 	}
-	d, err := parseRetention(s)
-	if err != nil {
-		return 0, errs.New(errs.CodeInvalidConfig, "%s=%q %v: use 0 (keep everything) or a duration from %v to %d days, e.g. 7d, 36h or 1d12h", name, s, err, MinRetention, int(MaxRetention/(24*time.Hour)))
+	switch {
+	case d < 0:
+		return 0, nil
+	case d == 0:
+		return def, nil
+	case d < MinRetention || d > MaxRetention:
+		return 0, badRetention(name, s.shown(name, d.String()), errOutOfRange)
 	}
 	return d, nil
+}
+
+func badRetention(name, text string, err error) error {
+	return errs.New(errs.CodeInvalidConfig, "%s=%q %v: use 0 (keep everything) or a duration from %v to %d days, e.g. 7d, 36h or 1d12h", name, text, err, MinRetention, int(MaxRetention/(24*time.Hour)))
 }
 
 var (

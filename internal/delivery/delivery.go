@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/clock"
+	"github.com/voltro/voltro/internal/service"
 	"github.com/voltro/voltro/internal/store"
 )
 
@@ -55,6 +56,7 @@ type shardState struct {
 
 // Deliverer is one runner's read loop and mailboxes.
 type Deliverer struct {
+	loop *service.Loop // Run, from Start to Stop
 	d    store.Driver
 	opts Options
 	log  *slog.Logger
@@ -102,13 +104,15 @@ func New(d store.Driver, opts Options) *Deliverer {
 	if opts.OnReply == nil {
 		opts.OnReply = func(store.Message, store.Reply) {}
 	}
-	return &Deliverer{
+	x := &Deliverer{
 		d: d, opts: opts, log: opts.Logger, clk: clock.Or(opts.Clock),
 		types:     map[string]*entityType{},
 		shards:    map[string]*shardState{},
 		mailboxes: map[mailboxKey]*mailbox{},
 		wake:      make(chan struct{}, 1),
 	}
+	x.loop = service.NewLoop(func(ctx context.Context) error { x.Run(ctx); return nil })
+	return x
 }
 
 // Register adds an entity type and reads its backlog at once.
@@ -150,6 +154,13 @@ func (x *Deliverer) Wake() {
 	default:
 	}
 }
+
+// Start runs the read loop (Run) until Stop. The shards' handlers are
+// StopShards'.
+func (x *Deliverer) Start(ctx context.Context) error { return x.loop.Start(ctx) }
+
+// Stop ends the read loop and waits for it.
+func (x *Deliverer) Stop(ctx context.Context) error { return x.loop.Stop(ctx) }
 
 // Run is the read loop; it returns when ctx ends.
 func (x *Deliverer) Run(ctx context.Context) {

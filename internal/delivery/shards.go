@@ -108,8 +108,8 @@ func (x *Deliverer) Beat(ctx context.Context) {
 	}
 }
 
-// Stop cancels every shard (shutdown after the runner left).
-func (x *Deliverer) Stop(wait time.Duration) {
+// StopShards cancels every shard (shutdown after the runner left).
+func (x *Deliverer) StopShards(wait time.Duration) {
 	x.mu.Lock()
 	var all []*shardState
 	for s, st := range x.shards {

@@ -17,7 +17,7 @@ import (
 	"github.com/voltro/voltro"
 	"github.com/voltro/voltro/internal/demo"
 	"github.com/voltro/voltro/internal/errs"
-	"github.com/voltro/voltro/internal/harness"
+	"github.com/voltro/voltro/internal/instance"
 	"github.com/voltro/voltro/internal/rpc"
 	"github.com/voltro/voltro/internal/sharding"
 	"github.com/voltro/voltro/internal/testdb"
@@ -41,9 +41,10 @@ func TestAttackerWithTheSecretOnRoutedStarts(t *testing.T) {
 	env := map[string]string{"DB_URL": url, "POD_NAME": "starter",
 		"VOLTRO_WORKFLOW_RUNNER_HOST": "127.0.0.1", "VOLTRO_WORKFLOW_RUNNER_PORT": strconv.Itoa(port)}
 	starterAddr := "127.0.0.1:" + strconv.Itoa(port)
-	var parts harness.Parts
-	ctx := harness.With(context.Background(), &harness.Setup{Attached: func(p harness.Parts) { parts = p }})
-	app, err := voltro.New(ctx, voltro.WithEnv(func(k string) string { return env[k] }), voltro.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	var inst *instance.Instance
+	built := voltro.Option(func(s *instance.Setup) { s.Built = func(in *instance.Instance) { inst = in } })
+	ctx := context.Background()
+	app, err := voltro.New(ctx, voltro.WithEnv(func(k string) string { return env[k] }), voltro.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), built)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,10 +82,7 @@ func TestAttackerWithTheSecretOnRoutedStarts(t *testing.T) {
 		out, err := h.Result(ctx)
 		done <- result{out, err}
 	}()
-	wf, err := parts.Workflows()
-	if err != nil {
-		t.Fatal(err)
-	}
+	wf := inst.Workflows
 	testwait.For(t, 10*time.Second, "the caller waits for the routed run", func() bool { return slices.Contains(wf.Awaited(), h.ID) })
 
 	// The attacker, as the holder, pushes that the run ended, with a

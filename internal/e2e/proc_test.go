@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro"
+	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/demo"
 	"github.com/voltro/voltro/internal/store"
 )
@@ -166,7 +167,7 @@ func hogPool(app *voltro.App, after time.Duration, say func(string, ...any)) {
 	n, _ := strconv.Atoi(os.Getenv("E2E_POOL_SIZE"))
 	if n == 0 {
 		// the whole application pool: its cap, as the store sets it
-		if n, _ = store.PoolCap(store.DefaultMaxConns); n == 0 {
+		if n, _ = config.MaxConns(store.DefaultMaxConns); n == 0 {
 			n = store.DefaultMaxConns
 		}
 	}

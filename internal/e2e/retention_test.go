@@ -332,7 +332,7 @@ func retentionAcrossInstances(t *testing.T, dialect, url string) {
 	}
 	for _, l := range live {
 		if l.kind == "waiter" || l.kind == "waiter-with-timer" || l.kind == "parent" {
-			if ok, err := c.SignalWorkflow(ctx, l.id, "go", 1); err != nil || !ok {
+			if ok, err := c.Signal(ctx, l.id, "go", 1); err != nil || !ok {
 				t.Fatalf("signal %s: %v %v", l.id, ok, err)
 			}
 		}

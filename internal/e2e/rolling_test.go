@@ -64,7 +64,7 @@ func TestRollingDeployPatched(t *testing.T) {
 		}
 		return out
 	}
-	inFlight, err := c.Start(ctx, "rolling.charge", 10, voltro.WithKey("in-flight"))
+	inFlight, err := c.StartWorkflow(ctx, "rolling.charge", 10, voltro.WithKey("in-flight"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestRollingDeployPatched(t *testing.T) {
 	if got := ship(inFlight); got != "v1 branch, total 10, shipped by v2" {
 		t.Fatalf("the run charged under v1 must finish on v2 with v1's branch: %q", got)
 	}
-	fresh, err := c.Start(ctx, "rolling.charge", 10, voltro.WithKey("fresh"))
+	fresh, err := c.StartWorkflow(ctx, "rolling.charge", 10, voltro.WithKey("fresh"))
 	if err != nil {
 		t.Fatal(err)
 	}

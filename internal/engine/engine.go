@@ -90,18 +90,19 @@ type Engine struct {
 	refused int64
 	facts   Facts
 
-	loops      []service.Service // the background loops, from Start to Close
+	parts      *service.Sequence // from Start to Stop (lifecycle.go)
+	loops      service.Group     // the background loops, the last of parts
 	rpcServer  *http.Server
 	httpServer *http.Server
 	inspectLn  net.Listener
-	closeOnce  sync.Once
+	stopOnce   sync.Once
 	extraMux   []func(*http.ServeMux)
 	// adminGuesses: wrong admin tokens per source, shared by every admin
 	// route of the inspect server.
 	adminGuesses *inspect.Guesses
 	release      func() error // the SQLite ownership guard
 
-	// bg lives from New to Close: the commit waiters of transactional
+	// bg lives from New to Stop: the commit waiters of transactional
 	// writes (tx.go) run under it, counted by watchers.
 	bg       context.Context
 	stopBG   context.CancelFunc
@@ -167,7 +168,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if e.lockMode, e.lockReason, err = d.ResolveLockMode(ctx, cfg.ShardLock); err != nil {
 		return fail(err)
 	}
-	e.private = !cfg.Clustered() && sharedSQL(d.Dialect())
+	e.private = !cfg.Clustered() && d.Dialect().Shared()
 	if e.private {
 		// Single-process runner storage on a shared store: a private shard
 		// space fenced by row leases of its own, no session locks.
@@ -203,6 +204,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		EntityTypes: e.deliv.Types, Meta: registry.RunnerMeta{Process: cfg.ProcessName, PID: os.Getpid(), Host: hostname()}.Encode(),
 	})
 	e.sweeper = e.newSweeper(d)
+	e.parts = e.newParts()
 	if !e.clientOnly {
 		e.bootLog()
 	}
@@ -228,11 +230,6 @@ func clusterSecrets(ctx context.Context, cfg config.Config, d store.Driver) ([]s
 		return nil, errs.New(errs.CodeInvalidConfig, "the cluster secret stored in the database is empty")
 	}
 	return []string{s}, nil
-}
-
-// sharedSQL reports whether a dialect's store is shared between processes.
-func sharedSQL(d store.Dialect) bool {
-	return d == store.Postgres || d == store.MariaDB || d == store.MySQL
 }
 
 // pollInterval is the fallback read cadence: slow when the store pushes.
@@ -306,41 +303,6 @@ func (e *Engine) AdminGuesses() *inspect.Guesses { return e.adminGuesses }
 // the inspect server. Call before Start.
 func (e *Engine) HandleHTTP(f func(*http.ServeMux)) { e.extraMux = append(e.extraMux, f) }
 
-// Start listens and starts the loops. It returns once the instance serves.
-func (e *Engine) Start(ctx context.Context) error {
-	if e.clientOnly {
-		return errs.New(errs.CodeInvalidArgument, "a client engine hosts nothing and never starts")
-	}
-	e.started = time.Now()
-	if e.cfg.Clustered() {
-		if err := e.listenRPC(); err != nil {
-			return err
-		}
-	}
-	if err := e.listenInspect(); err != nil {
-		return err
-	}
-	e.runner.SetInspectAddr(e.InspectAddr())
-	e.loops = append(e.registerLocal(),
-		service.NewLoop(func(ctx context.Context) { e.deliv.Run(ctx) }),
-		service.NewLoop(func(ctx context.Context) { _ = e.runner.Run(ctx) }),
-	)
-	if e.sweeper != nil {
-		e.loops = append(e.loops, service.NewLoop(e.sweeper.Run))
-	}
-	if wl := e.d.Capabilities().Wakes; wl != nil {
-		e.loops = append(e.loops, service.NewLoop(func(ctx context.Context) {
-			if err := wl.ListenWakes(ctx, e.onWake); err != nil && ctx.Err() == nil {
-				e.log.Warn("wake listener stopped; falling back to polling", "err", err)
-			}
-		}))
-	}
-	return service.StartAll(ctx, e.loops...)
-}
-
-// stopLoops ends the background loops and waits for them.
-func (e *Engine) stopLoops() { service.StopAll(e.loops...) }
-
 func (e *Engine) listenRPC() error {
 	addr := net.JoinHostPort(bindHost(e.cfg.RunnerHost), fmt.Sprint(e.cfg.RunnerPort))
 	ln, err := net.Listen("tcp", addr)
@@ -376,40 +338,6 @@ func bindHost(host string) string {
 		return host
 	}
 	return ""
-}
-
-// Close leaves the cluster gracefully: entities stop, shards are released,
-// the runner row removed, then the store is closed (if the engine opened it).
-func (e *Engine) Close(ctx context.Context) error {
-	var err error
-	e.closeOnce.Do(func() {
-		e.mu.Lock()
-		e.stopBG() // under mu: AfterCommit adds no watcher after this
-		e.mu.Unlock()
-		e.watchers.Wait()
-		if e.started.IsZero() { // never started
-			if e.ownsStore {
-				err = e.d.Close()
-			}
-			e.releaseOwnership()
-			return
-		}
-		e.stopLoops()
-		e.runner.Leave(ctx)
-		e.deliv.Stop(5 * time.Second)
-		if e.rpcServer != nil {
-			_ = e.rpcServer.Shutdown(ctx)
-		}
-		if e.httpServer != nil {
-			_ = e.httpServer.Shutdown(ctx)
-		}
-		e.failWaiters()
-		if e.ownsStore {
-			err = e.d.Close()
-		}
-		e.releaseOwnership()
-	})
-	return err
 }
 
 func (e *Engine) releaseOwnership() {

@@ -64,7 +64,7 @@ func startEngine(t *testing.T, d store.Driver, cfg config.Config) *Engine {
 	if err := e.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	t.Cleanup(func() { _ = e.Stop(context.Background()) })
 	return e
 }
 
@@ -313,10 +313,10 @@ func TestLateRegistrationStallRegression(t *testing.T) {
 // crash stops an engine the way SIGKILL would: loops gone, sessions gone,
 // no graceful leave.
 func crash(e *Engine) {
-	e.closeOnce.Do(func() {
-		e.stopLoops()
+	e.stopOnce.Do(func() {
+		_ = e.loops.Stop(context.Background())
 		e.runner.Abandon()
-		e.deliv.Stop(0)
+		e.deliv.StopShards(0)
 		_ = e.rpcServer.Close()
 		_ = e.httpServer.Close()
 	})
@@ -428,7 +428,7 @@ func TestHandoverUnderLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(700 * time.Millisecond)
-		if err := j.Close(context.Background()); err != nil {
+		if err := j.Stop(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(300 * time.Millisecond)

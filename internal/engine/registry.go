@@ -4,7 +4,7 @@ package engine
 // <replica>-<pid>.json into the registry directory (VOLTRO_REGISTRY_DIR,
 // $XDG_RUNTIME_DIR/voltro or ~/.voltro/run) so `voltro cluster status` finds
 // instances that the runners table of a single-process store cannot show
-// to another process; the entry goes when the engine closes.
+// to another process; the entry goes when the engine stops.
 
 import (
 	"context"
@@ -14,14 +14,34 @@ import (
 	"github.com/voltro/voltro/internal/service"
 )
 
-// registerLocal writes the entry and returns the loop that removes it when
-// the engine's loops stop (Close). A registry that cannot be written is
-// logged, never fatal.
-func (e *Engine) registerLocal() []service.Service {
+// localEntry is the part that writes the entry at Start and removes it at
+// Stop. A registry that cannot be written is logged, never fatal.
+func (e *Engine) localEntry() service.Service {
+	var path string
+	return service.Funcs{
+		OnStart: func(context.Context) error {
+			path = e.writeLocal()
+			return nil
+		},
+		OnStop: func(context.Context) error {
+			if path == "" {
+				return nil
+			}
+			if err := registry.Remove(path); err != nil {
+				e.log.Warn("runtime registry: removing this instance's entry failed", "err", err)
+			}
+			path = ""
+			return nil
+		},
+	}
+}
+
+// writeLocal writes the entry and returns its path, "" when there is none.
+func (e *Engine) writeLocal() string {
 	dir := e.cfg.RegistryDir
 	if dir == "" {
 		e.log.Warn("runtime registry: no directory (set VOLTRO_REGISTRY_DIR); voltro cluster status will not list this instance from the registry")
-		return nil
+		return ""
 	}
 	host, _ := os.Hostname()
 	dialect := string(e.d.Dialect())
@@ -32,13 +52,8 @@ func (e *Engine) registerLocal() []service.Service {
 	})
 	if err != nil {
 		e.log.Warn("runtime registry: writing this instance's entry failed", "err", err)
-		return nil
+		return ""
 	}
 	e.log.Debug("runtime registry entry written", "path", path)
-	return []service.Service{service.NewLoop(func(ctx context.Context) {
-		<-ctx.Done()
-		if err := registry.Remove(path); err != nil {
-			e.log.Warn("runtime registry: removing this instance's entry failed", "err", err)
-		}
-	})}
+	return path
 }

@@ -89,7 +89,7 @@ func TestRetentionSweepsOnOneInstanceAtATime(t *testing.T) {
 			live = append(live, e)
 		}
 	}
-	if err := sweeper.Close(ctx); err != nil {
+	if err := sweeper.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	es = live

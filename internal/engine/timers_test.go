@@ -108,7 +108,7 @@ func timersThroughMoves(t *testing.T, d store.Driver) {
 		case w%4 == 1:
 			joiner = start(fmt.Sprint("j", w))
 		case w == 3:
-			if err := joiner.Close(context.Background()); err != nil {
+			if err := joiner.Stop(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 		case w%4 == 3:

@@ -68,7 +68,7 @@ func startLogged(t *testing.T, d store.Driver, cfg config.Config) (*Engine, *syn
 	if err := e.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	t.Cleanup(func() { _ = e.Stop(context.Background()) })
 	return e, &buf
 }
 

@@ -1,15 +1,12 @@
 package registry
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/voltro/voltro/internal/errs"
 )
 
-// Environment variables the registry reads.
+// The environment variables of the registry (internal/config reads them).
 const (
 	EnvDir     = "VOLTRO_REGISTRY_DIR"
 	EnvProcess = "VOLTRO_PROCESS_NAME"
@@ -26,37 +23,6 @@ type Entry struct {
 	InspectAddr   string    `json:"inspectAddress"`
 	RunnerAddress string    `json:"runnerAddress"`
 	Started       time.Time `json:"started"`
-}
-
-// Dir is the registry directory: VOLTRO_REGISTRY_DIR, else
-// $XDG_RUNTIME_DIR/voltro, else ~/.voltro/run.
-func Dir(env func(string) string) (string, error) {
-	if d := strings.TrimSpace(env(EnvDir)); d != "" {
-		return d, nil
-	}
-	if d := strings.TrimSpace(env("XDG_RUNTIME_DIR")); d != "" {
-		return filepath.Join(d, "voltro"), nil
-	}
-	home := strings.TrimSpace(env("HOME"))
-	if home == "" {
-		var err error
-		if home, err = os.UserHomeDir(); err != nil {
-			return "", errs.Wrap(errs.CodeInvalidConfig, err, "registry: no home directory; set "+EnvDir)
-		}
-	}
-	return filepath.Join(home, ".voltro", "run"), nil
-}
-
-// ProcessName is VOLTRO_PROCESS_NAME, else the executable's base name.
-func ProcessName(env func(string) string) string {
-	if p := strings.TrimSpace(env(EnvProcess)); p != "" {
-		return p
-	}
-	exe, err := os.Executable()
-	if err != nil || exe == "" {
-		exe = os.Args[0]
-	}
-	return strings.TrimSuffix(filepath.Base(exe), ".exe")
 }
 
 // DatabaseKey is how an entry names its database, so that an operator's

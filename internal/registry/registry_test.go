@@ -1,7 +1,8 @@
 package registry
 
-// Entries on disk (write, list, stale, prune), directory and process name
-// resolution, and discovery from runner rows and entries.
+// Entries on disk (write, list, stale, prune), and discovery from runner
+// rows and entries (internal/config resolves the directory and the process
+// name).
 
 import (
 	"encoding/json"
@@ -15,35 +16,6 @@ import (
 
 	"github.com/voltro/voltro/internal/store"
 )
-
-func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-
-func TestDir(t *testing.T) {
-	cases := []struct {
-		env  map[string]string
-		want string
-	}{
-		{map[string]string{EnvDir: "/x/reg", "XDG_RUNTIME_DIR": "/run/user/1", "HOME": "/home/a"}, "/x/reg"},
-		{map[string]string{"XDG_RUNTIME_DIR": "/run/user/1", "HOME": "/home/a"}, "/run/user/1/voltro"},
-		{map[string]string{"HOME": "/home/a"}, "/home/a/.voltro/run"},
-	}
-	for _, c := range cases {
-		got, err := Dir(envOf(c.env))
-		if err != nil || got != c.want {
-			t.Errorf("Dir(%v) = %q, %v; want %q", c.env, got, err, c.want)
-		}
-	}
-}
-
-func TestProcessName(t *testing.T) {
-	if got := ProcessName(envOf(map[string]string{EnvProcess: " billing "})); got != "billing" {
-		t.Fatalf("override: %q", got)
-	}
-	exe, _ := os.Executable()
-	if got := ProcessName(envOf(nil)); got != filepath.Base(exe) {
-		t.Fatalf("default %q, want the executable's base name %q", got, filepath.Base(exe))
-	}
-}
 
 // deadPID is the id of a process that has exited and been reaped.
 func deadPID(t *testing.T) int {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/voltro/voltro/internal/service"
 	"github.com/voltro/voltro/internal/store"
 )
 
@@ -96,6 +97,7 @@ func (s Stats) OldestAges(now time.Time) map[store.SweepKind]time.Duration {
 
 // Sweeper is the background service.
 type Sweeper struct {
+	loop *service.Loop // Run, from Start to Stop
 	opts Options
 	log  *slog.Logger
 
@@ -114,7 +116,9 @@ func New(opts Options) *Sweeper {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Sweeper{opts: opts, log: opts.Logger, stats: Stats{Policy: opts.Policy, Deleted: map[string]int64{}}}
+	s := &Sweeper{opts: opts, log: opts.Logger, stats: Stats{Policy: opts.Policy, Deleted: map[string]int64{}}}
+	s.loop = service.NewLoop(func(ctx context.Context) error { s.Run(ctx); return nil })
+	return s
 }
 
 // Policy is the retention in force on this instance.
@@ -136,6 +140,12 @@ func (s *Sweeper) holds() bool {
 	s.mu.Unlock()
 	return h
 }
+
+// Start makes passes (Run) until Stop.
+func (s *Sweeper) Start(ctx context.Context) error { return s.loop.Start(ctx) }
+
+// Stop ends the passes and waits for the one under way.
+func (s *Sweeper) Stop(ctx context.Context) error { return s.loop.Stop(ctx) }
 
 // Run makes passes until ctx ends.
 func (s *Sweeper) Run(ctx context.Context) {

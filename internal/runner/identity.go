@@ -46,7 +46,7 @@ func (r *Runner) ownAddress(ctx context.Context, now time.Time) bool {
 		}
 		return false
 	}
-	if r.registered || r.addressOK || (r.d.Dialect() != store.Postgres && r.d.Dialect() != store.MariaDB && r.d.Dialect() != store.MySQL) {
+	if r.registered || r.addressOK || !r.d.Dialect().Shared() {
 		return true // SQLite and memory: one process per store by construction
 	}
 	row, found, err := r.ownRow(ctx)

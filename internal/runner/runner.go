@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/errs"
+	"github.com/voltro/voltro/internal/service"
 	"github.com/voltro/voltro/internal/sharding"
 	"github.com/voltro/voltro/internal/store"
 )
@@ -52,6 +53,7 @@ type Options struct {
 
 // Runner is one member of the cluster.
 type Runner struct {
+	loop *service.Loop // Run, from Start to Stop
 	d    store.Driver
 	opts Options
 	cb   Callbacks
@@ -121,7 +123,7 @@ func New(d store.Driver, cb Callbacks, opts Options) *Runner {
 	if opts.EntityTypes == nil {
 		opts.EntityTypes = func() []string { return nil }
 	}
-	return &Runner{
+	r := &Runner{
 		d: d, opts: opts, cb: cb, log: opts.Logger,
 		all:             sharding.All(opts.Groups, opts.ShardCount),
 		held:            map[string]int64{},
@@ -135,6 +137,8 @@ func New(d store.Driver, cb Callbacks, opts Options) *Runner {
 		unclaimed:       map[string]unclaimedShard{},
 		pool:            poolHealth{healthy: true, threshold: 3},
 	}
+	r.loop = service.NewLoop(r.Run)
+	return r
 }
 
 // Address is the advertised runner address.
@@ -193,8 +197,14 @@ func (r *Runner) Owner(shard string) string {
 	return ""
 }
 
-// Run registers the runner and keeps it in the cluster until ctx ends, then
-// leaves gracefully (see Leave).
+// Start runs the runner's loop (Run) until Stop. Leaving the cluster is
+// Leave's, once every loop of the instance has stopped.
+func (r *Runner) Start(ctx context.Context) error { return r.loop.Start(ctx) }
+
+// Stop ends the loop Start began and waits for it.
+func (r *Runner) Stop(ctx context.Context) error { return r.loop.Stop(ctx) }
+
+// Run registers the runner and keeps it in the cluster until ctx ends.
 func (r *Runner) Run(ctx context.Context) error {
 	r.step(ctx)
 	t := time.NewTimer(r.nextStep())

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/voltro/voltro/internal/errs"
-	"github.com/voltro/voltro/internal/store"
 )
 
 // ClusterFirer is implemented by the workflow engine. For a schedule in
@@ -59,7 +58,7 @@ func (s *Scheduler) clusterUnavailableReason() string {
 		return "this instance runs no cluster of runners (single-process runner storage, VOLTRO_WORKFLOW_RUNNER_STORAGE=memory) to fire cluster schedules"
 	case s.cfg.Cluster == nil:
 		return "no workflow engine is wired to fire cluster schedules"
-	case s.cfg.Store.Dialect() == store.SQLite || s.cfg.Store.Dialect() == store.Memory:
+	case !s.cfg.Store.Dialect().Shared():
 		return "the " + string(s.cfg.Store.Dialect()) + " store has no cluster storage"
 	}
 	return ""

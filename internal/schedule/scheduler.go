@@ -61,11 +61,15 @@ type Scheduler struct {
 	entries map[string]*entry
 	order   []string
 	started bool
-	runCtx  context.Context // set once Run has started
-	wg      sync.WaitGroup  // timer loops and asynchronous runs
+	runCtx  context.Context    // set once Start has run
+	cancel  context.CancelFunc // ends runCtx (Stop)
+	chores  bool               // the heartbeat and GC loops run
+	stopped bool               // Stop has begun: nothing is armed after it
+	arming  sync.WaitGroup     // Registers arming a schedule (Stop waits)
+	wg      sync.WaitGroup     // timer loops and asynchronous runs
 	// ownNow: the ticks are timed by Clock itself (Config.Now unset).
 	ownNow  bool
-	booting func() // releases the clock's hold taken by New
+	booting func() // releases the clock's hold taken by New (once)
 }
 
 // New checks cfg and resolves the app-wide coordination. An unknown
@@ -111,7 +115,7 @@ func New(cfg Config) (*Scheduler, error) {
 	}
 	// Held from here until Run has armed every schedule: a virtual clock
 	// must not move before each loop has read the time it starts from.
-	s.booting = cfg.Clock.Hold()
+	s.booting = sync.OnceFunc(cfg.Clock.Hold())
 	s.coord = cmp.Or(def, defaultCoordination(cfg.Store.Dialect()))
 	if s.coord == Cluster && !s.clusterAvailable() {
 		s.coord = s.clusterFallback()
@@ -124,11 +128,17 @@ func New(cfg Config) (*Scheduler, error) {
 // defaultCoordination is advisoryLock where several processes share the
 // store, single where they cannot.
 func defaultCoordination(d store.Dialect) Coordination {
-	switch d {
-	case store.Postgres, store.MariaDB, store.MySQL:
+	if d.Shared() {
 		return AdvisoryLock
 	}
 	return Single
+}
+
+// Registered is how many schedules are registered.
+func (s *Scheduler) Registered() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.entries)
 }
 
 // DefaultCoordination is the app-wide coordination as resolved.
@@ -154,51 +164,103 @@ func (s *Scheduler) Register(sch Schedule) error {
 		s.mu.Unlock()
 		return errs.New(errs.CodeAlreadyExists, "schedule %q is registered already", c.Name)
 	}
+	if s.stopped {
+		s.mu.Unlock()
+		return errs.New(errs.CodeUnavailable, "schedule %q: the scheduler has stopped", c.Name)
+	}
 	s.entries[c.Name] = e
 	s.order = append(s.order, c.Name)
 	ctx := s.runCtx
+	if ctx != nil {
+		s.arming.Add(1)
+	}
 	s.mu.Unlock()
 	if ctx != nil {
+		defer s.arming.Done()
+		s.startChores(ctx, 1)
 		return s.arm(ctx, e)
 	}
 	return nil
 }
 
-// Run records the definitions, arms every schedule and blocks until ctx
-// ends and the runs in flight have returned. The functions see ctx, so
-// they are asked to stop with it.
-func (s *Scheduler) Run(parent context.Context) error {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
+// Run is Start, then Stop once ctx ends: it blocks until the runs in
+// flight have returned.
+func (s *Scheduler) Run(ctx context.Context) error {
+	if err := s.Start(ctx); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return s.Stop(context.WithoutCancel(ctx))
+}
+
+// Start records the definitions and arms every schedule registered so far;
+// those registered later are armed as they come. The functions see a
+// context with ctx's values that Stop cancels. A scheduler with nothing to
+// fire does no work (no heartbeats, no garbage collection) until its
+// first schedule.
+func (s *Scheduler) Start(ctx context.Context) error {
 	s.mu.Lock()
 	if s.started {
 		s.mu.Unlock()
-		return errs.New(errs.CodeInvalidArgument, "schedule: Run called twice")
+		return errs.New(errs.CodeInvalidArgument, "schedule: started twice")
 	}
 	s.started = true
-	s.runCtx = ctx
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.runCtx, s.cancel = runCtx, cancel
 	armed := make([]*entry, 0, len(s.order))
 	for _, name := range s.order {
 		armed = append(armed, s.entries[name])
 	}
 	s.mu.Unlock()
-	s.log.Info("schedules starting", "count", len(armed), "defaultCoordination", s.coord, "dialect", s.cfg.Store.Dialect())
 	var bootErr error
-	for _, e := range armed {
-		if bootErr = s.arm(ctx, e); bootErr != nil {
-			break
+	if len(armed) > 0 {
+		s.startChores(runCtx, len(armed))
+		for _, e := range armed {
+			if bootErr = s.arm(runCtx, e); bootErr != nil {
+				break
+			}
 		}
 	}
 	s.booting()
+	if bootErr != nil {
+		_ = s.Stop(ctx)
+		return bootErr
+	}
+	return nil
+}
+
+// startChores logs the start and runs the heartbeat and GC loops, once:
+// at Start, or at the first schedule registered after it.
+func (s *Scheduler) startChores(ctx context.Context, count int) {
+	s.mu.Lock()
+	if s.chores {
+		s.mu.Unlock()
+		return
+	}
+	s.chores = true
+	s.mu.Unlock()
+	s.log.Info("schedules starting", "count", count, "defaultCoordination", s.coord, "dialect", s.cfg.Store.Dialect())
 	s.wg.Add(2)
 	go s.heartbeatLoop(ctx)
 	go s.gcLoop(ctx)
-	if bootErr == nil {
-		<-ctx.Done()
+}
+
+// Stop cancels the functions' context and waits until every timer loop
+// and run in flight has returned. A scheduler never started releases the
+// clock it held.
+func (s *Scheduler) Stop(context.Context) error {
+	s.booting()
+	s.mu.Lock()
+	cancel := s.cancel
+	s.stopped = true
+	s.mu.Unlock()
+	if cancel == nil {
+		return nil
 	}
+	s.arming.Wait() // a Register under way adds to wg
 	cancel()
 	s.wg.Wait()
-	return bootErr
+	return nil
 }
 
 // arm records e's definition and starts its timer, or hands it to the

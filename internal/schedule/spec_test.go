@@ -64,14 +64,8 @@ func TestBadConfigValuesFailBoot(t *testing.T) {
 	if !errors.Is(err, errs.ErrInvalidConfig) || !strings.Contains(err.Error(), `"quorum"`) {
 		t.Fatalf("New with Default quorum: %v", err)
 	}
-	_, err = DefaultCoordinationFromEnv(func(string) string { return "lease" })
-	if !errors.Is(err, errs.ErrInvalidConfig) || !strings.Contains(err.Error(), EnvCoordination) || !strings.Contains(err.Error(), `"lease"`) {
-		t.Fatalf("env lease: %v", err)
-	}
-	c, err := DefaultCoordinationFromEnv(func(string) string { return "AdvisoryLock" })
-	if err != nil || c != AdvisoryLock {
-		t.Fatalf("env AdvisoryLock: %v %v", c, err)
-	}
+	// VOLTRO_SCHEDULE_COORDINATION itself is read and checked by
+	// internal/config (TestScheduleCoordinationVariable).
 	if _, err := New(Config{Store: NewMemoryStore()}); !errors.Is(err, errs.ErrInvalidConfig) {
 		t.Fatalf("no replica id: %v", err)
 	}

@@ -86,12 +86,6 @@ func ParseOverlap(s string) (Overlap, error) {
 // default coordination.
 const EnvCoordination = "VOLTRO_SCHEDULE_COORDINATION"
 
-// DefaultCoordinationFromEnv reads EnvCoordination; unset means "decide by
-// the store", an unknown value fails boot.
-func DefaultCoordinationFromEnv(env func(string) string) (Coordination, error) {
-	return parseEnum(env(EnvCoordination), EnvCoordination, []Coordination{Single, AdvisoryLock, Cluster})
-}
-
 func parseEnum[T ~string](s, what string, allowed []T) (T, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {

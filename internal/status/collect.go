@@ -179,9 +179,5 @@ func filter(in []registry.Instance, process string) []registry.Instance {
 
 // clusteredDialect: stores whose runners table other processes share.
 func clusteredDialect(d string) bool {
-	switch store.Dialect(d) {
-	case store.Postgres, store.MariaDB, store.MySQL:
-		return true
-	}
-	return false
+	return store.Dialect(d).Shared()
 }

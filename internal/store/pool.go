@@ -1,12 +1,5 @@
 package store
 
-import (
-	"os"
-	"strconv"
-
-	"github.com/voltro/voltro/internal/errs"
-)
-
 // MaxConnsEnv names the process environment variable that caps every
 // PostgreSQL connection pool the process opens (the store's application
 // pool, the schedule store's) when the caller sets no cap of its own, for a
@@ -16,18 +9,6 @@ import (
 // starts, stays inside one connection budget.
 const MaxConnsEnv = "DB_MAX_CONNS"
 
-// DefaultMaxConns is the application pool cap without DB_MAX_CONNS.
+// DefaultMaxConns is the application pool cap without DB_MAX_CONNS
+// (internal/config reads it: config.MaxConns).
 const DefaultMaxConns = 20
-
-// PoolCap is the pool cap from DB_MAX_CONNS, or def when it is not set.
-func PoolCap(def int) (int, error) {
-	v := os.Getenv(MaxConnsEnv)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return 0, errs.New(errs.CodeInvalidConfig, "%s=%q: want a whole number of connections, 1 or more", MaxConnsEnv, v)
-	}
-	return n, nil
-}

@@ -16,6 +16,11 @@ const (
 	Memory   Dialect = "memory"
 )
 
+// Shared reports whether the dialect's database is a server that several
+// processes share (PostgreSQL, MariaDB, MySQL), rather than one process's
+// own (a SQLite file, memory): only there can instances form a cluster.
+func (d Dialect) Shared() bool { return d == Postgres || d == MariaDB || d == MySQL }
+
 // LockMode is how shard ownership is coordinated.
 type LockMode string
 

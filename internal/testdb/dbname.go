@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/voltro/voltro/internal/config"
 )
 
 // maxName is the shortest identifier limit of the servers (PostgreSQL's
@@ -34,7 +36,7 @@ func DBName(name string) string {
 
 // checkoutTag is six hex digits naming the checkout.
 func checkoutTag() string {
-	if tag := os.Getenv("VOLTRO_TEST_DB_TAG"); tag != "" {
+	if tag := config.TestSetting(config.EnvTestDBTag); tag != "" {
 		return tag
 	}
 	dir, err := os.Getwd()

@@ -22,12 +22,14 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/voltro/voltro/internal/config"
 )
 
 // GaleraURLsEnv names the variable through which scripts/test hands its
 // running cluster to every test package: comma-separated mariadb:// URLs,
 // one per node, without a database.
-const GaleraURLsEnv = "VOLTRO_TEST_GALERA_URLS"
+const GaleraURLsEnv = config.EnvTestGaleraURLs
 
 // GaleraProvider is the galera-4 library that Debian's galera-4 package installs.
 const GaleraProvider = "/usr/lib/galera/libgalera_smm.so"

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/voltro/voltro/internal/config"
 )
 
 // --- the shared cluster of a test binary ---
@@ -107,7 +108,7 @@ func sharedGalera(ctx context.Context) ([]string, error) {
 	if shared.urls != nil {
 		return shared.urls, nil
 	}
-	if env := strings.TrimSpace(os.Getenv(GaleraURLsEnv)); env != "" {
+	if env := strings.TrimSpace(config.TestSetting(GaleraURLsEnv)); env != "" {
 		var urls []string
 		for _, u := range strings.Split(env, ",") {
 			if u = strings.TrimSpace(u); u != "" {

@@ -5,17 +5,17 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
 	_ "github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/voltro/voltro/internal/config"
 )
 
 // PostgresAdminURL is the server the tests use (VOLTRO_TEST_POSTGRES_URL).
 func PostgresAdminURL() string {
-	if u := os.Getenv("VOLTRO_TEST_POSTGRES_URL"); u != "" {
+	if u := config.TestSetting(config.EnvTestPostgresURL); u != "" {
 		return u
 	}
 	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
@@ -24,7 +24,7 @@ func PostgresAdminURL() string {
 // MariaDBAdminDSN is the server the tests use, in go-sql-driver form
 // (VOLTRO_TEST_MARIADB_DSN).
 func MariaDBAdminDSN() string {
-	if u := os.Getenv("VOLTRO_TEST_MARIADB_DSN"); u != "" {
+	if u := config.TestSetting(config.EnvTestMariaDBDSN); u != "" {
 		return u
 	}
 	return "root@tcp(127.0.0.1:3306)/"

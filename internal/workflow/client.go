@@ -29,8 +29,8 @@ func OpenClient(ctx context.Context, cfg config.Config, log *slog.Logger) (*Engi
 	}
 	w := New(e)
 	return w, func() {
-		w.Close()
-		_ = e.Close(context.Background())
+		_ = e.Stop(context.Background())
+		_ = w.Stop(context.Background())
 		_ = d.Close()
 	}, nil
 }

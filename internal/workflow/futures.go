@@ -297,7 +297,7 @@ func (c *Context) Select(fs ...*Future) int {
 	if e != nil {
 		var i int
 		if err := json.Unmarshal(e.Result, &i); err != nil || i < 0 || i >= len(fs) {
-			panic(c.unwind(divergence{seq: seq, want: fmt.Sprintf("select returning %s", e.Result), got: fmt.Sprintf("a select of %d futures", len(fs))}))
+			panic(c.unwind(divergence{seq: seq, want: fmt.Sprintf("Select() choosing future %s", e.Result), got: fmt.Sprintf("Select() over %d futures", len(fs))}))
 		}
 		// the chosen future's outcome is journaled before the select's
 		if !fs[i].Done() {
@@ -306,7 +306,7 @@ func (c *Context) Select(fs ...*Future) int {
 		return i
 	}
 	if len(fs) == 0 {
-		panic(c.unwind(divergence{seq: seq, want: "a select of at least one future", got: "a select of none"}))
+		panic(c.unwind(divergence{seq: seq, want: "Select() over at least one future", got: "Select() over none"}))
 	}
 	for {
 		for i, f := range fs {

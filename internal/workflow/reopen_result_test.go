@@ -75,7 +75,7 @@ func TestResultAfterRetryIsNotTheEndBeforeIt(t *testing.T) {
 	if err := e.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = e.Close(context.Background()); w.Close() })
+	t.Cleanup(func() { _ = e.Stop(context.Background()); _ = w.Stop(context.Background()) })
 
 	const id = "wf_charge"
 	d.id.Store(new(string))

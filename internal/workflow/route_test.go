@@ -54,7 +54,7 @@ func startRouteNode(t *testing.T, d store.Driver, name string, heartbeat time.Du
 	if err := e.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = e.Close(context.Background()); w.Close() })
+	t.Cleanup(func() { _ = e.Stop(context.Background()); _ = w.Stop(context.Background()) })
 	return routeNode{e, w}
 }
 

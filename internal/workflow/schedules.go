@@ -32,20 +32,6 @@ const (
 	lookBack = time.Minute
 )
 
-// ScheduleFirer fires cluster schedules through the workflow engine get
-// returns, attached when the first cluster schedule is handed over.
-func ScheduleFirer(get func() (*Engine, error)) schedule.ClusterFirer { return lazyFirer(get) }
-
-type lazyFirer func() (*Engine, error)
-
-func (f lazyFirer) ScheduleCluster(ctx context.Context, cs schedule.ClusterSchedule) error {
-	w, err := f()
-	if err != nil {
-		return err
-	}
-	return w.ScheduleCluster(ctx, cs)
-}
-
 // ScheduleCluster registers the workflow schedule/<name> and follows the
 // schedule's ticks until ctx ends (schedule.ClusterFirer).
 func (w *Engine) ScheduleCluster(ctx context.Context, cs schedule.ClusterSchedule) error {

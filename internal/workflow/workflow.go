@@ -20,6 +20,7 @@ import (
 	"github.com/voltro/voltro/internal/engine"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/observe"
+	"github.com/voltro/voltro/internal/service"
 	"github.com/voltro/voltro/internal/store"
 )
 
@@ -89,12 +90,20 @@ func New(e *engine.Engine) *Engine {
 // through it.
 func (w *Engine) Core() *engine.Engine { return w.e }
 
-// Close stops the start and run writers and the introspection writer.
-func (w *Engine) Close() {
+// Stop stops the start and run writers and the introspection writer,
+// flushing what they hold. Stop it after the engine it runs on: the
+// handlers that end while that engine stops still write through them.
+func (w *Engine) Stop(context.Context) error {
 	w.starts.close()
 	w.wr.close()
 	w.intro.close()
+	return nil
 }
+
+// Service is the workflow runtime as a part of its instance: nothing to
+// start (it works from New, on its engine's deliveries), Stop to stop.
+// (Engine's Start starts a run.)
+func (w *Engine) Service() service.Service { return service.Funcs{OnStop: w.Stop} }
 
 // Register adds a workflow by name.
 func (w *Engine) Register(name string, fn Func) error {

@@ -96,7 +96,7 @@ func TestWorkflowSpansJoinAcrossInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	obstest.WaitFor(t, 15*time.Second, "the run to sleep on B", func() bool {
-		s, err := appA.WorkflowStatusOf(ctx, h.ID)
+		s, err := appA.Get(ctx, h.ID)
 		return err == nil && s.Status == "suspended"
 	})
 	if err := appB.Close(ctx); err != nil {
@@ -244,10 +244,10 @@ func TestUntracedStartStillJoins(t *testing.T) {
 		t.Fatal(err)
 	}
 	obstest.WaitFor(t, 10*time.Second, "the run to wait", func() bool {
-		s, err := starter.WorkflowStatusOf(ctx, h.ID)
+		s, err := starter.Get(ctx, h.ID)
 		return err == nil && s.Status == "suspended"
 	})
-	if _, err := starter.SignalWorkflow(ctx, h.ID, "open", "yes"); err != nil {
+	if _, err := starter.Signal(ctx, h.ID, "open", "yes"); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := h.Result(ctx); err != nil || got != "yes" {

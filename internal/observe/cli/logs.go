@@ -89,13 +89,9 @@ func Discover(ctx context.Context, o LogsOptions) ([]Target, error) {
 			return nil, fmt.Errorf("reading the runners table: %w", err)
 		}
 	}
-	switch store.Dialect(o.Dialect) {
-	case store.Postgres, store.MariaDB, store.MySQL:
-		if o.Store != nil {
-			found = registry.FromRunners(rows, o.Dialect, database, local)
-			break
-		}
-		fallthrough
+	switch {
+	case store.Dialect(o.Dialect).Shared() && o.Store != nil:
+		found = registry.FromRunners(rows, o.Dialect, database, local)
 	default:
 		dialect := o.Dialect
 		if o.Store == nil {

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,7 +52,7 @@ func Start(t *testing.T, dbURL string, s App) *voltro.App {
 		"DB_URL": dbURL, "POD_NAME": s.Replica, "VOLTRO_CLUSTER_SECRET": "obs-secret",
 		"VOLTRO_WORKFLOW_RUNNER_HOST": "127.0.0.1", "VOLTRO_WORKFLOW_RUNNER_PORT": strconv.Itoa(freePort(t)),
 		"VOLTRO_WORKFLOW_FAILOVER_HEARTBEAT": "500ms", "VOLTRO_SHARDS": "8",
-		"VOLTRO_ADMIN_TOKEN": s.AdminToken, "VOLTRO_REGISTRY_DIR": os.Getenv("VOLTRO_REGISTRY_DIR"),
+		"VOLTRO_ADMIN_TOKEN": s.AdminToken, "VOLTRO_REGISTRY_DIR": config.RegistryDirSetting(),
 	}
 	maps.Copy(env, s.Env)
 	opts := []voltro.Option{voltro.WithEnv(func(k string) string { return env[k] }),

@@ -42,7 +42,7 @@ type Config struct {
 	Engine    *engine.Engine
 	Ring      *observe.Ring
 	Telemetry *observe.Telemetry
-	// Schedules returns firings per schedule and outcome (App.ScheduleStats);
+	// Schedules returns firings per schedule and outcome (the instance's scheduler);
 	// nil when the app has none.
 	Schedules func() map[string]map[string]int64
 	// CancelWorkflow asks a run to stop (workflow.Engine.Cancel).

@@ -231,7 +231,7 @@ func TestAdminActions(t *testing.T) {
 		t.Fatal(err)
 	}
 	obstest.WaitFor(t, 10*time.Second, "the run to suspend", func() bool {
-		s, err := app.WorkflowStatusOf(ctx, h.ID)
+		s, err := app.Get(ctx, h.ID)
 		return err == nil && s.Status == "suspended"
 	})
 	cancel := "/_voltro/admin/workflows/" + h.ID + "/cancel"
@@ -247,7 +247,7 @@ func TestAdminActions(t *testing.T) {
 			t.Errorf("GET %s answered %d, want 405", path, code)
 		}
 	}
-	if s, _ := app.WorkflowStatusOf(ctx, h.ID); s.Status != "suspended" {
+	if s, _ := app.Get(ctx, h.ID); s.Status != "suspended" {
 		t.Fatalf("a refused call changed the run: %s", s.Status)
 	}
 	if m, _ := d.GetMessage(ctx, dead[0].ID); m.State != store.StateDead {

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/voltro/voltro/internal/config"
 	"github.com/voltro/voltro/internal/errs"
 	"github.com/voltro/voltro/internal/store"
 	"github.com/voltro/voltro/internal/store/sqlclock"
@@ -68,7 +69,7 @@ var (
 // server answers. It does not migrate: call Migrate.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 	if opts.MaxConns <= 0 {
-		n, err := store.PoolCap(store.DefaultMaxConns)
+		n, err := config.MaxConns(store.DefaultMaxConns)
 		if err != nil {
 			return nil, err
 		}

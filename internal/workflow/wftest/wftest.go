@@ -174,7 +174,7 @@ func testSteps(t *testing.T, newApp NewApp) {
 	if got != 13 || count(fmt.Sprint(h.ID, 0)) != 1 {
 		t.Fatalf("repeat start re-ran: %d", got)
 	}
-	st, err := app.WorkflowStatusOf(ctx, h.ID)
+	st, err := app.Get(ctx, h.ID)
 	check(t, err)
 	if st.Status != "completed" || string(st.Output) != "13" || st.Name != "wft.three" || st.FinishedAt == nil {
 		t.Fatalf("status: %+v", st)
@@ -265,9 +265,9 @@ func testSleep(t *testing.T, newApp NewApp) {
 	h, err := wf.Start(ctx, app, 400*time.Millisecond)
 	check(t, err)
 	time.Sleep(150 * time.Millisecond)
-	st, err := app.WorkflowStatusOf(ctx, h.ID)
+	st, err := app.Get(ctx, h.ID)
 	check(t, err)
-	if st.Status != "suspended" || !strings.Contains(st.WaitingOn, "sleep") {
+	if st.Status != "suspended" || !strings.Contains(st.Waiting.String(), "sleep") {
 		t.Fatalf("a sleeping run is suspended: %+v", st)
 	}
 	got, err := h.Result(ctx)
@@ -299,9 +299,9 @@ func testSignals(t *testing.T, newApp NewApp) {
 	h, err := wf.Start(ctx, app, time.Duration(0))
 	check(t, err)
 	time.Sleep(100 * time.Millisecond)
-	ok, err := app.SignalWorkflow(ctx, h.ID, "approve", decision{true, "ann"})
+	ok, err := app.Signal(ctx, h.ID, "approve", decision{true, "ann"})
 	check(t, err)
-	ok2, err := app.SignalWorkflow(ctx, h.ID, "approve", decision{false, "bob"})
+	ok2, err := app.Signal(ctx, h.ID, "approve", decision{false, "bob"})
 	check(t, err)
 	if !ok || ok2 {
 		t.Fatalf("first writer wins: %v %v", ok, ok2)
@@ -312,10 +312,10 @@ func testSignals(t *testing.T, newApp NewApp) {
 		t.Fatalf("got %q", got)
 	}
 	// after the run: the name's first signal still wins, a new name is refused
-	if ok3, err := app.SignalWorkflow(ctx, h.ID, "approve", decision{false, "cy"}); err != nil || ok3 {
+	if ok3, err := app.Signal(ctx, h.ID, "approve", decision{false, "cy"}); err != nil || ok3 {
 		t.Fatalf("a late signal of a received name loses quietly: %v %v", ok3, err)
 	}
-	if _, err := app.SignalWorkflow(ctx, h.ID, "other", decision{}); !errors.Is(err, voltro.ErrInvalidArgument) {
+	if _, err := app.Signal(ctx, h.ID, "other", decision{}); !errors.Is(err, voltro.ErrInvalidArgument) {
 		t.Fatalf("a new signal to a finished run: %v", err)
 	}
 
@@ -323,7 +323,7 @@ func testSignals(t *testing.T, newApp NewApp) {
 	for i := 0; i < 10; i++ {
 		h, err := wf.Start(ctx, app, time.Duration(0))
 		check(t, err)
-		_, err = app.SignalWorkflow(ctx, h.ID, "approve", decision{true, fmt.Sprint("racer", i)})
+		_, err = app.Signal(ctx, h.ID, "approve", decision{true, fmt.Sprint("racer", i)})
 		check(t, err)
 		got, err := h.Result(ctx)
 		check(t, err)
@@ -340,10 +340,10 @@ func testSignals(t *testing.T, newApp NewApp) {
 	if got != "timed out" {
 		t.Fatalf("timeout: %q", got)
 	}
-	if _, err := app.SignalWorkflow(ctx, h.ID, "approve", decision{}); !errors.Is(err, voltro.ErrInvalidArgument) {
+	if _, err := app.Signal(ctx, h.ID, "approve", decision{}); !errors.Is(err, voltro.ErrInvalidArgument) {
 		t.Fatalf("a finished run takes no signals: %v", err)
 	}
-	if _, err := app.SignalWorkflow(ctx, "wf_nope", "approve", decision{}); !errors.Is(err, voltro.ErrNotFound) {
+	if _, err := app.Signal(ctx, "wf_nope", "approve", decision{}); !errors.Is(err, voltro.ErrNotFound) {
 		t.Fatalf("unknown run: %v", err)
 	}
 }
@@ -386,7 +386,7 @@ func testCancel(t *testing.T, newApp NewApp) {
 		check(t, err)
 		childID := h.ID + "/0"
 		waitStatus(t, app, childID, "suspended")
-		check(t, app.CancelWorkflow(ctx, h.ID))
+		check(t, app.Cancel(ctx, h.ID))
 		if _, err := h.Result(ctx); !errors.Is(err, voltro.ErrCancelled) {
 			t.Fatalf("cancelled parent: %v", err)
 		}
@@ -394,12 +394,12 @@ func testCancel(t *testing.T, newApp NewApp) {
 			waitStatus(t, app, childID, "cancelled")
 		} else {
 			time.Sleep(300 * time.Millisecond)
-			st, err := app.WorkflowStatusOf(ctx, childID)
+			st, err := app.Get(ctx, childID)
 			check(t, err)
 			if st.Status != "suspended" {
 				t.Fatalf("an abandoned child keeps running: %+v", st)
 			}
-			_, err = app.SignalWorkflow(ctx, childID, "go", "done")
+			_, err = app.Signal(ctx, childID, "go", "done")
 			check(t, err)
 			if v, err := voltro.GetHandle[string](app, childID).Result(ctx); err != nil || v != "done" {
 				t.Fatalf("abandoned child result: %q %v", v, err)
@@ -412,7 +412,7 @@ func waitStatus(t *testing.T, app *voltro.App, id string, status voltro.RunStatu
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		st, err := app.WorkflowStatusOf(context.Background(), id)
+		st, err := app.Get(context.Background(), id)
 		if err == nil && st.Status == status {
 			return
 		}
@@ -442,7 +442,7 @@ func testDivergence(t *testing.T, newApp NewApp) {
 	check(t, err)
 	waitStatus(t, app, h.ID, "suspended")
 	v2.Store(true)
-	_, err = app.SignalWorkflow(ctx, h.ID, "continue", 1)
+	_, err = app.Signal(ctx, h.ID, "continue", 1)
 	check(t, err)
 	_, err = h.Result(ctx)
 	if !errors.Is(err, voltro.ErrNonDeterminism) || !strings.Contains(err.Error(), `"reserve"`) || !strings.Contains(err.Error(), `"charge"`) {

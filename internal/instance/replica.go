@@ -1,4 +1,4 @@
-package voltro
+package instance
 
 // Two live instances given one replica id (POD_NAME) look healthy each on
 // its own, while on MariaDB their binlog readers derive one server_id and
@@ -14,26 +14,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/voltro/voltro/internal/service"
 )
 
 type replicaWatch struct {
 	mu     sync.Mutex
 	others []string // runner addresses of other live instances with this replica id
-}
-
-// watchReplicaID installs the watch: started with the app, stopped at Close.
-func (a *App) watchReplicaID() {
-	cfg := a.e.Config()
-	if !cfg.Clustered() {
-		return // no runner rows to compare
-	}
-	w := &replicaWatch{}
-	a.replicas = w // inspect reports it (facts.go)
-	loop := service.NewLoop(func(ctx context.Context) { a.runReplicaWatch(ctx, w) })
-	a.hooks = append(a.hooks, loop.Start)
-	a.closes = append(a.closes, func(context.Context) error { loop.Stop(); return nil })
 }
 
 // text is the other instances' runner addresses, comma-separated.
@@ -43,12 +28,14 @@ func (w *replicaWatch) text() string {
 	return strings.Join(w.others, ",")
 }
 
-func (a *App) runReplicaWatch(ctx context.Context, w *replicaWatch) {
-	every := max(a.e.Config().Heartbeat, time.Second)
+// watchReplicaID checks every heartbeat until ctx ends (a part from Start
+// to Stop, clustered only).
+func (in *Instance) watchReplicaID(ctx context.Context) {
+	every := max(in.Engine.Config().Heartbeat, time.Second)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		a.checkReplicaID(ctx, w)
+		in.checkReplicaID(ctx, in.replicas)
 		select {
 		case <-ctx.Done():
 			return
@@ -59,12 +46,12 @@ func (a *App) runReplicaWatch(ctx context.Context, w *replicaWatch) {
 
 // checkReplicaID reads the runner rows once; a row counts as live while its
 // heartbeat is younger than three heartbeats (the status' staleness rule).
-func (a *App) checkReplicaID(ctx context.Context, w *replicaWatch) {
-	rows, err := a.e.Store().ListRunners(ctx)
+func (in *Instance) checkReplicaID(ctx context.Context, w *replicaWatch) {
+	rows, err := in.Engine.Store().ListRunners(ctx)
 	if err != nil {
 		return // the runner's own loop reports an unreadable store
 	}
-	cfg, self := a.e.Config(), a.e.Address()
+	cfg, self := in.Engine.Config(), in.Engine.Address()
 	var others []string
 	for _, r := range rows {
 		if r.ReplicaID == cfg.ReplicaID && r.Address != self && r.HeartbeatAge < 3*cfg.Heartbeat {
@@ -78,9 +65,9 @@ func (a *App) checkReplicaID(ctx context.Context, w *replicaWatch) {
 	w.mu.Unlock()
 	switch {
 	case len(others) > 0 && !slices.Equal(before, others):
-		a.log.Error("another live instance uses this replica id: give every instance its own POD_NAME (on MariaDB their binlog readers derive one server_id and break each other's stream, error 4052)",
+		in.Log.Error("another live instance uses this replica id: give every instance its own POD_NAME (on MariaDB their binlog readers derive one server_id and break each other's stream, error 4052)",
 			"replicaId", cfg.ReplicaID, "runner", self, "sameReplicaIdRunners", strings.Join(others, ","))
 	case len(others) == 0 && len(before) > 0:
-		a.log.Info("no other live instance uses this replica id any more", "replicaId", cfg.ReplicaID)
+		in.Log.Info("no other live instance uses this replica id any more", "replicaId", cfg.ReplicaID)
 	}
 }

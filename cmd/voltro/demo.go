@@ -11,8 +11,8 @@ import (
 	"log/slog"
 
 	"github.com/voltro/voltro"
-	"github.com/voltro/voltro/internal/dburl"
 	"github.com/voltro/voltro/internal/config"
+	"github.com/voltro/voltro/internal/dburl"
 	"github.com/voltro/voltro/internal/demo"
 )
 

@@ -77,7 +77,7 @@ func (s *Scheduler) clusterSchedule(e *entry) ClusterSchedule {
 		Spec:    e.spec,
 		CatchUp: e.CatchUp,
 		Fire: func(ctx context.Context, at time.Time) error {
-			if j := s.admit(ctx, e, at, OutcomeCluster, false); j != nil {
+			if j := s.admit(ctx, e, at, OutcomeCluster); j != nil {
 				return s.run(ctx, j)
 			}
 			return nil

@@ -5,19 +5,15 @@ package schedule
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"runtime/debug"
 	"time"
 
 	"github.com/voltro/voltro/internal/errs"
-	"github.com/voltro/voltro/internal/store"
 )
 
 // tick decides and, if this replica is to run it, starts the run of e at
-// tick at. missed says the tick went by while nobody fired it. It reports
-// whether this replica won the tick's claim (advisoryLock).
-func (s *Scheduler) tick(ctx context.Context, e *entry, at time.Time, missed bool) bool {
+// tick at. missed says the tick went by while nobody fired it.
+func (s *Scheduler) tick(ctx context.Context, e *entry, at time.Time, missed bool) {
 	outcome := OutcomeSingle
 	if e.coord == AdvisoryLock {
 		won, err := s.cfg.Store.ClaimScheduleTick(ctx, Claim{Schedule: e.Name, ScheduledAt: at, ReplicaID: s.cfg.ReplicaID})
@@ -25,124 +21,30 @@ func (s *Scheduler) tick(ctx context.Context, e *entry, at time.Time, missed boo
 			if ctx.Err() == nil {
 				s.log.Error("schedule: claim failed, tick not fired by this replica", "schedule", e.Name, "scheduledAt", at, "err", err)
 			}
-			return false
+			return
 		}
 		if !won {
 			if !missed { // a missed tick that someone claimed was not missed after all
 				s.record(ctx, e, at, OutcomeLostLock)
 			}
-			return false
+			return
 		}
 		outcome = OutcomeWonLock
 	}
-	s.settle(ctx, e, at, missed, outcome, false)
-	return e.coord == AdvisoryLock
-}
-
-// settle decides a tick this replica fires: missed, skipped or run. decided
-// says this replica holds the tick's decision already (a takeover).
-func (s *Scheduler) settle(ctx context.Context, e *entry, at time.Time, missed bool, outcome Outcome, decided bool) {
 	if missed && !e.CatchUp {
-		if decided || s.decide(ctx, e, at) {
-			s.record(ctx, e, at, OutcomeMissed)
-		}
+		s.record(ctx, e, at, OutcomeMissed)
 		return
 	}
-	if j := s.admit(ctx, e, at, outcome, decided); j != nil {
+	if j := s.admit(ctx, e, at, outcome); j != nil {
 		s.goHeld(func() { _ = s.run(ctx, j) })
 	}
 }
 
-// decide takes the decision of tick at for this replica, in advisoryLock
-// coordination: a second claim row (decisionClaim), taken by the winner of
-// the tick's claim just before it records what it did or calls the
-// function, or, when the winner died before that, by the survivor that
-// takes the tick over (takeOver). Whoever inserts it first decides the
-// tick; the other does nothing more with it. Other coordinations need no
-// decision.
-func (s *Scheduler) decide(ctx context.Context, e *entry, at time.Time) bool {
-	if e.coord != AdvisoryLock {
-		return true
-	}
-	won, err := s.cfg.Store.ClaimScheduleTick(ctx, decisionClaim(e.Name, at, s.cfg.ReplicaID))
-	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Error("schedule: claiming the tick's decision failed; a survivor takes the tick over", "schedule", e.Name, "scheduledAt", at, "err", err)
-		}
-		return false
-	}
-	if !won {
-		s.log.Warn("schedule: another replica took the tick over while this one was stalled; not firing it", "schedule", e.Name, "scheduledAt", at)
-	}
-	return won
-}
-
-// decisionClaim is the claim row of tick at's decision. Its schedule
-// column is a name no schedule can have ('#' is not allowed in names;
-// long names are hashed to fit the column), so claims counted per schedule
-// and listings of schedules leave it out.
-func decisionClaim(name string, at time.Time, replica string) Claim {
-	const prefix = store.ScheduleDecisionPrefix
-	if len(prefix)+len(name) > maxNameLen {
-		sum := sha256.Sum256([]byte(name))
-		name = hex.EncodeToString(sum[:16])
-	}
-	return Claim{Schedule: prefix + name, ScheduledAt: at, ReplicaID: replica}
-}
-
-// takeoverGrace is how long after a tick a survivor takes it over when its
-// winner did not decide it: long enough for a dead winner's live rows to
-// stop counting in overlap checks (stale), plus a heartbeat.
-func (s *Scheduler) takeoverGrace() time.Duration { return s.stale() + s.cfg.Heartbeat }
-
-// takeOver runs on the replica that won a tick: it takes over the ticks
-// that reached takeoverGrace of age since the previous tick (prev, at] and
-// whose winner never decided them (it died between its claim and its
-// decision). Each is fired late, once, whatever CatchUp says: a replica
-// was up to claim it. A tick nobody claimed (no replica reached it) is
-// handled as missed. Each tick is looked at by the winner of one later
-// tick: two inserts that fail, in the usual case where its winner decided.
-// Ticks before boot, this replica's start, are bootMissed's.
-func (s *Scheduler) takeOver(ctx context.Context, e *entry, boot, prev, at time.Time) {
-	grace := s.takeoverGrace()
-	n := 0
-	for t := e.spec.Next(later(prev.Add(-grace), boot)); !t.IsZero() && !t.After(at.Add(-grace)) && n <= s.cfg.CatchUpLimit; t, n = e.spec.Next(t), n+1 {
-		claimed, err := s.cfg.Store.ClaimScheduleTick(ctx, Claim{Schedule: e.Name, ScheduledAt: t, ReplicaID: s.cfg.ReplicaID})
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("schedule: cannot look for an undecided tick", "schedule", e.Name, "scheduledAt", t, "err", err)
-			}
-			continue
-		}
-		if claimed { // nobody had: no replica got to it
-			s.settle(ctx, e, t, true, OutcomeWonLock, false)
-			continue
-		}
-		won, err := s.cfg.Store.ClaimScheduleTick(ctx, decisionClaim(e.Name, t, s.cfg.ReplicaID))
-		if err != nil || !won {
-			if err != nil && ctx.Err() == nil {
-				s.log.Warn("schedule: cannot look for an undecided tick", "schedule", e.Name, "scheduledAt", t, "err", err)
-			}
-			continue
-		}
-		s.log.Warn("schedule: the replica that claimed a tick never fired it (it died or stalled); firing it late", "schedule", e.Name, "scheduledAt", t)
-		s.settle(ctx, e, t, false, OutcomeWonLock, true)
-	}
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
 // admit applies e's overlap policy to a tick this replica fires. It returns
-// the run to start, or nil when the tick is skipped (or, not decided yet,
-// decided by another replica).
-func (s *Scheduler) admit(ctx context.Context, e *entry, at time.Time, outcome Outcome, decided bool) *job {
+// the run to start, or nil when the tick is skipped.
+func (s *Scheduler) admit(ctx context.Context, e *entry, at time.Time, outcome Outcome) *job {
 	if e.Overlap == OverlapParallel {
-		return s.begin(ctx, e, at, outcome, StatusRunning, decided)
+		return s.begin(ctx, e, at, outcome, StatusRunning)
 	}
 	e.mu.Lock()
 	localBusy, localBuffered := e.inflight > 0, e.buffered
@@ -154,13 +56,11 @@ func (s *Scheduler) admit(ctx context.Context, e *entry, at time.Time, outcome O
 	running, queued := a.Running > 0 || localBusy, a.Queued > 0 || localBuffered
 	switch {
 	case !running && !queued:
-		return s.begin(ctx, e, at, outcome, StatusRunning, decided)
+		return s.begin(ctx, e, at, outcome, StatusRunning)
 	case e.Overlap == OverlapQueue && !queued:
-		return s.begin(ctx, e, at, OutcomeQueued, StatusQueued, decided)
+		return s.begin(ctx, e, at, OutcomeQueued, StatusQueued)
 	default:
-		if decided || s.decide(ctx, e, at) {
-			s.record(ctx, e, at, OutcomeSkippedOverlap)
-		}
+		s.record(ctx, e, at, OutcomeSkippedOverlap)
 		return nil
 	}
 }
@@ -196,14 +96,13 @@ type job struct {
 	outcome Outcome
 	id      int64 // 0 when the row could not be written
 	queued  bool
-	decided bool // this replica holds the tick's decision (see decide)
 }
 
 // begin records the run and reserves its place (in flight, or the buffer)
 // before returning, so the next tick's overlap check sees it.
-func (s *Scheduler) begin(ctx context.Context, e *entry, at time.Time, o Outcome, st Status, decided bool) *job {
+func (s *Scheduler) begin(ctx context.Context, e *entry, at time.Time, o Outcome, st Status) *job {
 	e.count(o, 1)
-	j := &job{e: e, at: at, outcome: o, queued: st == StatusQueued, decided: decided}
+	j := &job{e: e, at: at, outcome: o, queued: st == StatusQueued}
 	e.mu.Lock()
 	if j.queued {
 		e.buffered = true
@@ -223,22 +122,6 @@ func (s *Scheduler) begin(ctx context.Context, e *entry, at time.Time, o Outcome
 // It returns the function's error.
 func (s *Scheduler) run(ctx context.Context, j *job) error {
 	e := j.e
-	// Decided after the row is written, right before the function runs
-	// (or waits for its turn): a winner that dies before this point leaves
-	// the tick to a survivor's takeover, one that dies after it has begun
-	// the tick, as far as anyone can tell.
-	if !j.decided && !s.decide(ctx, e, j.at) {
-		e.mu.Lock()
-		if j.queued {
-			e.buffered = false
-		}
-		e.mu.Unlock()
-		s.finish(ctx, j, StatusCancelled, "another replica took the tick over")
-		if !j.queued {
-			e.ended()
-		}
-		return nil
-	}
 	if j.queued {
 		if !s.awaitTurn(ctx, j) {
 			e.mu.Lock()

@@ -34,15 +34,12 @@ func (s *Scheduler) loop(ctx context.Context, e *entry) {
 		if len(due) == 0 {
 			continue
 		}
-		prev := cursor
 		cursor = due[len(due)-1]
 		now := s.cfg.Now()
 		for _, at := range due[:len(due)-1] {
 			s.tick(ctx, e, at, now.Sub(at) > s.cfg.MissedAfter)
 		}
-		if s.tick(ctx, e, cursor, false) {
-			s.takeOver(ctx, e, boot, prev, cursor)
-		}
+		s.tick(ctx, e, cursor, false)
 	}
 }
 

@@ -164,8 +164,7 @@ type Shared struct {
 type ScheduleState struct {
 	// ActiveReplicas are the replicas with schedule runs in the window.
 	ActiveReplicas []ReplicaRuns `json:"activeReplicas"`
-	// RecentClaims counts claim rows taken in the window: two per tick
-	// fired under advisoryLock, its claim and its decision.
+	// RecentClaims counts claim rows taken in the window.
 	RecentClaims int `json:"recentClaims"`
 	// LatestClaims is the newest claim of each schedule.
 	LatestClaims []Claim `json:"latestClaims"`

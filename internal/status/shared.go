@@ -76,9 +76,6 @@ func readSchedules(ctx context.Context, d store.Driver) (*ScheduleState, error) 
 		s.Running += r.Runs
 	}
 	for _, c := range o.Latest {
-		if store.IsScheduleDecision(c.Schedule) {
-			continue // a tick's second claim (see store.ScheduleDecisionPrefix)
-		}
 		s.LatestClaims = append(s.LatestClaims, Claim{Schedule: c.Schedule, ReplicaID: c.ReplicaID, AgeSeconds: max(now.Sub(c.ClaimedAt).Seconds(), 0)})
 	}
 	return s, nil

@@ -21,7 +21,6 @@ import (
 	"context"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -83,20 +82,6 @@ func (c ScheduleClaim) Key() string { return ScheduleClaimKey(c.Schedule, c.Sche
 // every tick, so a claim never has to be released.
 func ScheduleClaimKey(schedule string, at time.Time) string {
 	return schedule + "@" + strconv.FormatInt(at.Unix(), 10)
-}
-
-// ScheduleDecisionPrefix starts the schedule column of a decision claim:
-// under advisoryLock coordination, the replica that records what became of
-// a tick (or calls the function) first inserts a second claim for the
-// tick, named this prefix and the schedule's name, so that a survivor
-// taking over the tick of a winner that died and a winner that was only
-// stalled cannot both fire it. No schedule name has the prefix's '#'.
-const ScheduleDecisionPrefix = "#decided:"
-
-// IsScheduleDecision reports whether a claim's schedule column names a
-// decision claim rather than a schedule.
-func IsScheduleDecision(schedule string) bool {
-	return strings.HasPrefix(schedule, ScheduleDecisionPrefix)
 }
 
 // ScheduleRun is one row of _voltro_schedule_runs: one replica's decision

@@ -134,7 +134,7 @@ func TestSelectSignalOrTimer(t *testing.T) {
 	env.WaitFor(h.ID, voltrotest.Selecting())
 	start := env.Now()
 	env.Advance(time.Hour)
-	if _, err := env.App().SignalWorkflow(ctx, h.ID, "approve", true); err != nil {
+	if _, err := env.App().Signal(ctx, h.ID, "approve", true); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := h.Result(ctx); err != nil || got != "approved=true" {
@@ -153,7 +153,7 @@ func TestSelectSignalOrTimer(t *testing.T) {
 		t.Fatalf("the timer fired %s after the second start's window opened, want 48h or more", took)
 	}
 	// a signal after the timer won changes nothing: the select is journaled
-	if _, err := env.App().SignalWorkflow(ctx, h2.ID, "approve", true); err == nil {
+	if _, err := env.App().Signal(ctx, h2.ID, "approve", true); err == nil {
 		t.Fatal("a finished run took a signal")
 	}
 	for _, id := range []string{h.ID, h2.ID} {

@@ -89,7 +89,7 @@ func TestAdminTokenGuessingIsBraked(t *testing.T) {
 	if n := logs.count(`"msg":"admin:`); n != 2 {
 		t.Fatalf("%d admin log lines for %d guesses, want 2", n, tries)
 	}
-	st, err := app.WorkflowStatusOf(ctx, h.ID)
+	st, err := app.Get(ctx, h.ID)
 	if err != nil || st.CancelAsked || st.Status.Terminal() {
 		t.Fatalf("the run: %+v %v", st, err)
 	}

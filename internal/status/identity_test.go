@@ -245,7 +245,7 @@ func TestLiveDuplicatePodNameMariaDB(t *testing.T) {
 	// the later twin (the child) is refused readiness, naming the first;
 	// the first stays ready
 	first := inspectDoc(t, app).RunnerAddress
-	r = waitReport(t, o, 15*time.Second, "the later dup-0 not ready, naming the first; the first ready", func(r *status.Report) bool {
+	waitReport(t, o, 15*time.Second, "the later dup-0 not ready, naming the first; the first ready", func(r *status.Report) bool {
 		later, earlier := false, false
 		for _, in := range r.Instances {
 			if in.ReplicaID != "dup-0" || in.Ready == nil {

@@ -26,6 +26,7 @@ type Driver interface {
 	Workflows
 	Introspection
 	Schedules
+	Queues
 	Retention
 	Overview
 	Backlog

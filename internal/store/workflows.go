@@ -36,9 +36,18 @@ type Execution struct {
 	CancelRequested bool
 	WaitingOn       string // what a suspended run waits for ("sleep 3", "signal approve", "child 2")
 	Runner          string // last runner that ran it
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-	FinishedAt      time.Time
+	// Queue is the queue the run was started on ("" for none); Partition
+	// its partition key there, Priority its priority (lower first). A
+	// queued run is dequeued no earlier than StartAt (zero: at once), and
+	// DequeuedAt says when it got its slot. See Queues.
+	Queue      string
+	Partition  string
+	Priority   int
+	StartAt    time.Time
+	DequeuedAt time.Time
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	FinishedAt time.Time
 }
 
 // StartContext is the durable context a run starts with, loaded by
@@ -102,6 +111,7 @@ type ExecutionFilter struct {
 	Status   ExecStatus
 	Name     string
 	ParentID string
+	Queue    string // runs started on this queue ("" any)
 	// Since and Until bound CreatedAt: at or after Since, before Until (a
 	// zero time is no bound).
 	Since, Until time.Time

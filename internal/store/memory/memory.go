@@ -29,6 +29,7 @@ type Store struct {
 	closed   bool
 	wfs      *wfState
 	scheds   *schedState
+	queues   map[string]store.QueueLimits
 }
 
 type lockRow struct {
@@ -62,6 +63,7 @@ func New(opts ...Option) *Store {
 		messages: map[int64]*store.Message{},
 		dedupe:   map[string]int64{},
 		replies:  map[int64]*store.Reply{},
+		queues:   map[string]store.QueueLimits{},
 	}
 	for _, o := range opts {
 		o(s)

@@ -21,6 +21,10 @@ func copyMessage(m *store.Message) store.Message {
 func (s *Store) Enqueue(_ context.Context, m *store.Message, claim *store.EnqueueClaim) (store.EnqueueResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.enqueueLocked(m, claim), nil
+}
+
+func (s *Store) enqueueLocked(m *store.Message, claim *store.EnqueueClaim) store.EnqueueResult {
 	if m.DedupeKey != "" {
 		if id, ok := s.dedupe[m.DedupeKey]; ok {
 			res := store.EnqueueResult{ID: id, Duplicate: true}
@@ -28,7 +32,7 @@ func (s *Store) Enqueue(_ context.Context, m *store.Message, claim *store.Enqueu
 				c := *r
 				res.Reply = &c
 			}
-			return res, nil
+			return res
 		}
 	}
 	now := s.now()
@@ -58,7 +62,7 @@ func (s *Store) Enqueue(_ context.Context, m *store.Message, claim *store.Enqueu
 		s.dedupe[c.DedupeKey] = c.ID
 	}
 	m.ID, m.DeliverAt, m.State, m.CreatedAt = c.ID, c.DeliverAt, c.State, c.CreatedAt
-	return res, nil
+	return res
 }
 
 // voidClaimLocked reports whether a claimed message's claim no longer counts.

@@ -53,6 +53,10 @@ func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.
 	c := x
 	c.Input = slices.Clone(x.Input)
 	c.Status = store.ExecRunning
+	if x.Queue != "" {
+		c.Status = store.ExecQueued
+		c.DequeuedAt = time.Time{}
+	}
 	c.CreatedAt, c.UpdatedAt = now, now
 	w.execs[x.ID] = &c
 	w.sequence = append(w.sequence, x.ID)
@@ -61,6 +65,10 @@ func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.
 	// copied under the lock: once the start message is in, the run can be
 	// executing and writing that row
 	out := copyExec(&c)
+	if start == nil {
+		s.mu.Unlock()
+		return out, false, store.EnqueueResult{}, nil
+	}
 	s.mu.Unlock()
 	// The memory store's mutex is not reentrant; enqueue under its own lock.
 	// Nothing can observe the gap: the message is what runs the execution.
@@ -120,7 +128,7 @@ func (s *Store) ListExecutions(_ context.Context, f store.ExecutionFilter) ([]st
 	}
 	for i := start; i >= 0; i-- {
 		x := w.execs[w.sequence[i]]
-		if (f.Status != "" && x.Status != f.Status) || (f.Name != "" && x.Name != f.Name) || (f.ParentID != "" && x.ParentID != f.ParentID) {
+		if (f.Status != "" && x.Status != f.Status) || (f.Name != "" && x.Name != f.Name) || (f.ParentID != "" && x.ParentID != f.ParentID) || (f.Queue != "" && x.Queue != f.Queue) {
 			continue
 		}
 		if (!f.Since.IsZero() && x.CreatedAt.Before(f.Since)) || (!f.Until.IsZero() && !x.CreatedAt.Before(f.Until)) {

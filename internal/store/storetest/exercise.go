@@ -65,6 +65,7 @@ func Exercise(t *testing.T, factory Factory, opts Options) {
 	t.Run("AcquireMany", func(t *testing.T) { runAcquireMany(t, factory, opts) })
 	t.Run("Workflows", func(t *testing.T) { runWorkflows(t, factory) })
 	t.Run("Schedules", func(t *testing.T) { runSchedules(t, factory, opts) })
+	t.Run("Queues", func(t *testing.T) { runQueues(t, factory) })
 	t.Run("Retention", func(t *testing.T) { runRetention(t, factory) })
 	t.Run("Overview", func(t *testing.T) { runOverview(t, factory) })
 	t.Run("Backlog", func(t *testing.T) { runBacklog(t, factory) })

@@ -8,6 +8,7 @@ package storetest
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -79,6 +80,7 @@ func runTx(t *testing.T, factory Factory, opts TxOptions) {
 		testTxCommit(t, d, tw, d.Capabilities().SQL, sql.LevelDefault)
 	})
 	t.Run("Existing", func(t *testing.T) { d, tw, db := get(t); testTxExisting(t, d, tw, db) })
+	t.Run("Queued", func(t *testing.T) { d, tw, db := get(t); testTxQueued(t, d, tw, db) })
 	t.Run("Foreign", func(t *testing.T) {
 		_, tw, _ := get(t)
 		_, _, otherDB := get(t) // a second voltro database: another cluster
@@ -245,4 +247,28 @@ func testTxForeign(t *testing.T, tw store.TxWriter, db *sql.DB, what string) {
 		t.Fatalf("the transaction on %s must stay usable after the refusal: %v", what, err)
 	}
 	check(t, tx.Commit())
+}
+
+// testTxQueued: a run started on a queue in the caller's transaction is
+// stored queued, without a start message, once the transaction commits.
+func testTxQueued(t *testing.T, d store.Driver, tw store.TxWriter, db *sql.DB) {
+	ctx := ctxT(t)
+	tx := begin(t, db, sql.LevelDefault)
+	existing, _, err := tw.StartExecutionTx(ctx, tx, store.StartRequest{Exec: queuedExec("wf_q", "llm", "t1", 1), Context: store.StartContext{Source: "api"}})
+	check(t, err)
+	if existing {
+		t.Fatal("a new queued run exists already")
+	}
+	check(t, tx.Commit())
+	x := must(d.GetExecution(ctx, "wf_q"))(t)
+	if x.Status != store.ExecQueued || x.Queue != "llm" || x.Partition != "t1" || x.Priority != 1 {
+		t.Fatalf("committed queued run: %+v", x)
+	}
+	if msgs := must(d.ListMessages(ctx, store.MessageFilter{EntityID: "wf_q"}))(t); len(msgs) != 0 {
+		t.Fatalf("a queued run has no start message: %+v", msgs)
+	}
+	must(d.PutQueue(ctx, store.QueueLimits{Name: "llm", Concurrency: 1}))(t)
+	if got := dequeue(t, d, "llm", 0); fmt.Sprint(got) != "[wf_q]" {
+		t.Fatalf("dequeue after a transaction's start: %v", got)
+	}
 }

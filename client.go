@@ -81,5 +81,6 @@ func (c *Client) Close() error {
 type ListFilter struct {
 	Status RunStatus
 	Name   string // workflow name
+	Queue  string // runs started on this queue (OnQueue)
 	Limit  int    // default 50
 }

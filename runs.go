@@ -80,14 +80,14 @@ func (c *Client) List(ctx context.Context, f ListFilter) ([]WorkflowStatus, erro
 
 func listRuns(ctx context.Context, wf *workflow.Engine, f ListFilter) ([]WorkflowStatus, error) {
 	switch store.ExecStatus(f.Status) {
-	case "", store.ExecRunning, store.ExecSuspended, store.ExecCompleted, store.ExecFailed, store.ExecCancelled:
+	case "", store.ExecQueued, store.ExecRunning, store.ExecSuspended, store.ExecCompleted, store.ExecFailed, store.ExecCancelled:
 	default:
-		return nil, errs.New(errs.CodeInvalidArgument, "run status %q: use running, suspended, completed, failed or cancelled", f.Status)
+		return nil, errs.New(errs.CodeInvalidArgument, "run status %q: use queued, running, suspended, completed, failed or cancelled", f.Status)
 	}
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
-	xs, err := wf.List(ctx, store.ExecutionFilter{Status: store.ExecStatus(f.Status), Name: f.Name, Limit: f.Limit})
+	xs, err := wf.List(ctx, store.ExecutionFilter{Status: store.ExecStatus(f.Status), Name: f.Name, Queue: f.Queue, Limit: f.Limit})
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ type RunStatus string
 
 // Run statuses.
 const (
+	StatusQueued    RunStatus = "queued"    // on a queue, waiting for its slot (OnQueue)
 	StatusRunning   RunStatus = "running"   // started or resumed, not waiting
 	StatusSuspended RunStatus = "suspended" // waiting on a sleep, a signal or a child (WorkflowStatus.Waiting says which)
 	StatusCompleted RunStatus = "completed" // finished with an output

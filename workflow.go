@@ -77,7 +77,8 @@ func (w *Workflow[I, O]) register(a *App) error {
 	}, workflow.InputSchema(reflect.TypeFor[I]()), workflow.Options{MaxParallel: w.opts.maxParallel})
 }
 
-// StartOption tunes a start (WithKey, WithSubject, WithTrace).
+// StartOption tunes a start (WithKey, WithSubject, WithTrace, OnQueue,
+// WithPartitionKey, WithPriority, StartAt, StartAfter).
 type StartOption func(*startOptions)
 
 // startOptions is what the start options set.
@@ -357,6 +358,13 @@ type WorkflowStatus struct {
 	UpdatedAt   time.Time       `json:"updatedAt"`
 	FinishedAt  *time.Time      `json:"finishedAt,omitempty"`
 	CancelAsked bool            `json:"cancelRequested,omitempty"`
+	// Queue is the queue the run was started on (OnQueue), Partition and
+	// Priority its place there; DequeuedAt when it got its slot.
+	Queue      string     `json:"queue,omitempty"`
+	Partition  string     `json:"partition,omitempty"`
+	Priority   int        `json:"priority,omitempty"`
+	StartAt    *time.Time `json:"startAt,omitempty"`
+	DequeuedAt *time.Time `json:"dequeuedAt,omitempty"`
 }
 
 // StatusOf converts a stored run.
@@ -374,6 +382,15 @@ func statusOf(x store.Execution) WorkflowStatus {
 	if !x.FinishedAt.IsZero() {
 		t := x.FinishedAt
 		s.FinishedAt = &t
+	}
+	s.Queue, s.Partition, s.Priority = x.Queue, x.Partition, x.Priority
+	if !x.StartAt.IsZero() {
+		t := x.StartAt
+		s.StartAt = &t
+	}
+	if !x.DequeuedAt.IsZero() {
+		t := x.DequeuedAt
+		s.DequeuedAt = &t
 	}
 	return s
 }

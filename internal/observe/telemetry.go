@@ -42,6 +42,8 @@ type Telemetry struct {
 	stepDur     *prometheus.HistogramVec
 	handlerDur  *prometheus.HistogramVec
 	scheduleDur *prometheus.HistogramVec
+	dequeued    *prometheus.CounterVec
+	queueWait   *prometheus.HistogramVec
 }
 
 // New builds the telemetry of one instance. A nil tp traces nothing (the
@@ -74,7 +76,11 @@ func New(tp trace.TracerProvider, replica string) *Telemetry {
 		Help: "Wall time of one delivery attempt of a message to its entity handler, by result (ok, error).", Buckets: prometheus.DefBuckets}, []string{"entity_type", "result"})
 	t.scheduleDur = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "voltro_schedule_run_duration_seconds",
 		Help: "Wall time of a schedule's function fired on this instance, by result (ok, error).", Buckets: long}, []string{"schedule", "result"})
-	t.reg.MustRegister(t.wfStarted, t.replays, t.replayDur, t.wfFinished, t.wfDur, t.steps, t.stepDur, t.handlerDur, t.scheduleDur)
+	t.dequeued = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "voltro_queue_dequeued_total",
+		Help: "Queued runs this instance gave a slot (dequeued)."}, []string{"queue"})
+	t.queueWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "voltro_queue_wait_seconds",
+		Help: "Time a queued run waited for its slot, from its start (or its StartAt) to its dequeue, observed where it first runs.", Buckets: long}, []string{"queue"})
+	t.reg.MustRegister(t.wfStarted, t.replays, t.replayDur, t.wfFinished, t.wfDur, t.steps, t.stepDur, t.handlerDur, t.scheduleDur, t.dequeued, t.queueWait)
 	return t
 }
 
@@ -260,6 +266,14 @@ func (t *Telemetry) WorkflowFinished(name, status string, age time.Duration) {
 	if age > 0 {
 		t.wfDur.WithLabelValues(name, status).Observe(age.Seconds())
 	}
+}
+
+// QueueDequeued counts n runs of queue given a slot here.
+func (t *Telemetry) QueueDequeued(queue string, n int) { t.dequeued.WithLabelValues(queue).Add(float64(n)) }
+
+// QueueWaited observes how long a run of queue waited for its slot.
+func (t *Telemetry) QueueWaited(queue string, d time.Duration) {
+	t.queueWait.WithLabelValues(queue).Observe(max(d, 0).Seconds())
 }
 
 // StartStep opens the span of one attempt of a step; end takes its error.

@@ -54,12 +54,13 @@ type routedStarted struct {
 // routable reports whether q is a plain start, the only kind routed: no
 // key (the id of a keyed run derives from its key, and a holder would have
 // to take the caller's word for both), no parent (a child's id names its
-// parent's journal entry), no subject, the default source, and an id
-// newRunID made.
+// parent's journal entry), no subject, the default source, an id
+// newRunID made, and a start due now (a routed start carries no StartAt;
+// a queued start has no start message to route).
 func routable(q store.StartRequest) bool {
 	sc := q.Context
 	return q.Exec.Key == "" && q.Exec.ParentID == "" && q.Exec.ParentClose == "" && sc.Subject == "" && sc.ParentID == "" &&
-		sc.Source == "api" && isPlainRunID(q.Exec.ID)
+		sc.Source == "api" && isPlainRunID(q.Exec.ID) && q.Message != nil && q.Message.DeliverAt.IsZero()
 }
 
 // checkRoutedStart refuses what a routed start may not carry (see

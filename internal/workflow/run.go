@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/voltro/voltro/internal/delivery"
 	"github.com/voltro/voltro/internal/errs"
@@ -52,6 +53,12 @@ func (w *Engine) handle(d *definition) func(ctx context.Context, m store.Message
 			return nil, nil
 		}
 		fence := store.Fence{Owner: w.e.Address(), Epoch: m.ClaimEpoch}
+		if x.Status == store.ExecQueued {
+			return nil, w.whileQueued(ctx, x, m, fence)
+		}
+		if x.Queue != "" && m.Tag == TagStart && m.Attempts <= 1 && !x.DequeuedAt.IsZero() {
+			w.tel.QueueWaited(x.Queue, x.DequeuedAt.Sub(later(x.CreatedAt, x.StartAt)))
+		}
 		if m.Tag == TagTimer {
 			var tp timerPayload
 			if err := json.Unmarshal(m.Payload, &tp); err != nil {
@@ -214,7 +221,32 @@ func (w *Engine) finish(ctx context.Context, c *Context, out []byte, oc outcome)
 	done.UpdatedAt, done.FinishedAt = now, now
 	w.local.Delete(x.ID) // before the hand-over: a waiter that misses it reads the row
 	w.notifyLocal(done, stamp)
+	if x.Queue != "" {
+		w.queues.pokeQueue(x.Queue) // its slot is free
+	}
 	return nil
+}
+
+// whileQueued handles a message to a run still waiting on its queue (a
+// signal's or a cancel's wake-up): the code does not run before the run
+// has its slot. A cancelled run ends here, cancelled, without ever
+// running; anything else is kept for when it runs (its signals are
+// stored).
+func (w *Engine) whileQueued(ctx context.Context, x store.Execution, m store.Message, fence store.Fence) error {
+	if !x.CancelRequested {
+		return nil
+	}
+	c := &Context{ctx: ctx, w: w, exec: x, fence: fence, msgID: m.ID, cancel: true,
+		journal: map[int]store.JournalEntry{}, log: w.log.With("workflow", x.Name, "execution", x.ID)}
+	return w.finish(ctx, c, nil, outcome{kind: "cancelled", err: errs.New(errs.CodeCancelled, "workflow %s was cancelled while queued", x.ID)})
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // update writes u with the replay's pending step entry and completes the

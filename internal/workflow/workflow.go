@@ -73,12 +73,14 @@ type Engine struct {
 	// by holder, until it pushes their end; local's counterpart for them.
 	// starters: runs routed here, by the runner to push their end to.
 	routed, starters peerRuns
+	queues           *queues // this instance's dequeuers (queues.go)
 }
 
 // New attaches workflows to an engine.
 func New(e *engine.Engine) *Engine {
 	ws := e.Store()
 	w := &Engine{e: e, ws: ws, wr: newRunWriter(ws), starts: newStarter(ws, ws.Capabilities().BatchStarts), reads: newRunReader(ws.PollExecutions), log: e.Logger(), tel: e.Telemetry(), clk: e.Clock(), defs: map[string]*definition{}, waiters: map[string][]chan handedEnd{}}
+	w.queues = newQueues(w)
 	e.HandleStarts(w.onRoutedStart, w.onRunEnded)
 	w.intro = newRecorder(ws, e.Config().ReplicaID, e.Logger())
 	w.intro.runner = e.Address()
@@ -94,6 +96,7 @@ func (w *Engine) Core() *engine.Engine { return w.e }
 // flushing what they hold. Stop it after the engine it runs on: the
 // handlers that end while that engine stops still write through them.
 func (w *Engine) Stop(context.Context) error {
+	w.queues.stop()
 	w.starts.close()
 	w.wr.close()
 	w.intro.close()
@@ -149,6 +152,17 @@ type StartOptions struct {
 	Trace       string
 	ParentID    string
 	ParentClose string
+	// Queue puts the run on a queue (see queues.go); Partition and
+	// Priority are its place there.
+	Queue     string
+	Partition string
+	Priority  int
+	// StartAt defers the run's start until then (zero: at once);
+	// StartAfter by this much from now, judged by the store's clock where
+	// the run is not queued (a queued run's StartAt is this engine's now
+	// plus StartAfter).
+	StartAt    time.Time
+	StartAfter time.Duration
 }
 
 // ExecutionID derives the id of a run from its name and idempotency key.
@@ -212,6 +226,18 @@ func (w *Engine) start(ctx context.Context, name string, input []byte, o StartOp
 		return store.Execution{}, err
 	}
 	defer w.clk.Hold()() // until the start message is dispatched or its owner woken
+	if q.Message == nil { // queued: its dequeue enqueues the start message
+		stored, existing, _, err := w.ws.StartExecution(ctx, q.Exec, q.Context, nil, nil)
+		endSpan(err == nil && !existing, err)
+		if err != nil {
+			return store.Execution{}, err
+		}
+		if !existing {
+			w.queues.pokeQueue(stored.Queue)
+			return stored, nil
+		}
+		return store.Execution{ID: stored.ID}, nil // existing: no CreatedAt, as below
+	}
 	stored, existing, routed, err := w.routeStart(ctx, q)
 	if !routed {
 		stored, existing, err = w.startHere(ctx, q, "")
@@ -270,8 +296,11 @@ func (w *Engine) StartTx(ctx context.Context, tx *sql.Tx, name string, input []b
 	if err != nil {
 		return "", false, err
 	}
-	if !existing && !res.Duplicate {
+	if !existing && !res.Duplicate && q.Message != nil {
 		w.e.AfterCommit(q.Message.Shard, res.ID)
+	}
+	if !existing && q.Message == nil {
+		w.queues.get(q.Exec.Queue) // dequeued within a poll of its commit
 	}
 	return q.Exec.ID, existing, nil
 }
@@ -297,11 +326,27 @@ func (w *Engine) startRequest(ctx context.Context, name string, input []byte, o 
 	}
 	typ := EntityPrefix + name
 	shard := w.e.ShardOf(typ, id, "")
-	x := store.Execution{ID: id, Name: name, Shard: shard, Key: o.Key, Input: input, ParentID: o.ParentID, ParentClose: o.ParentClose}
+	x := store.Execution{ID: id, Name: name, Shard: shard, Key: o.Key, Input: input, ParentID: o.ParentID, ParentClose: o.ParentClose,
+		Queue: o.Queue, Partition: o.Partition, Priority: o.Priority}
+	if o.Queue == "" && (o.Partition != "" || o.Priority != 0) {
+		return ctx, store.StartRequest{}, nil, errs.New(errs.CodeInvalidArgument, "workflow %s: a partition key or a priority needs a queue (OnQueue)", name)
+	}
+	if o.StartAfter < 0 {
+		return ctx, store.StartRequest{}, nil, errs.New(errs.CodeInvalidArgument, "workflow %s: StartAfter %s is negative", name, o.StartAfter)
+	}
+	if o.Queue != "" {
+		x.StartAt = o.StartAt
+		if o.StartAfter > 0 {
+			x.StartAt = w.clk.Now().Add(o.StartAfter)
+		}
+	}
 	// The run keeps the start span's trace context: its replays join it.
 	ctx, endSpan := w.tel.StartWorkflow(ctx, name, id, o.Trace)
 	sc := store.StartContext{Subject: o.Subject, Trace: cmp.Or(observe.Traceparent(ctx), o.Trace), Source: o.Source, ParentID: o.ParentID, ParentClose: o.ParentClose}
-	msg := &store.Message{Shard: shard, EntityType: typ, EntityID: id, Tag: TagStart, DedupeKey: store.RunStartKey(id), Headers: w.tel.InjectHeaders(ctx, nil)}
+	if o.Queue != "" {
+		return ctx, store.StartRequest{Exec: x, Context: sc}, endSpan, nil
+	}
+	msg := &store.Message{Shard: shard, EntityType: typ, EntityID: id, Tag: TagStart, DedupeKey: store.RunStartKey(id), Headers: w.tel.InjectHeaders(ctx, nil), DeliverAt: o.StartAt, Delay: o.StartAfter}
 	return ctx, store.StartRequest{Exec: x, Context: sc, Message: msg}, endSpan, nil
 }
 

@@ -96,6 +96,12 @@ func runnerMain() int {
 			return 3
 		}
 	}
+	if os.Getenv("E2E_QUEUE") != "" {
+		if err := app.Register(e2eQueue, queuedJob); err != nil {
+			fmt.Println("BOOTFAIL", err)
+			return 3
+		}
+	}
 	other := voltro.NewEntity("e2e.other", func(ctx context.Context, id string, m Work) (int, error) { return m.N, nil })
 	if os.Getenv("E2E_HOST_OTHER") != "" {
 		if err := app.Register(other); err != nil {

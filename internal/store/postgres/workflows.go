@@ -142,27 +142,31 @@ func (s *Store) result(ctx context.Context, op string, m *store.Message, key *st
 }
 
 // execCols is the column list execScan reads, from the executions row
-// aliased e (coalesced: StartExecution reads it through an outer join).
+// aliased e (coalesced: StartExecution reads it through an outer join; the
+// queue columns are NULL for a run not started on a queue).
 const execCols = `coalesce(e.id, ''), coalesce(e.name, ''), coalesce(e.shard, ''), coalesce(e.idem_key, ''),
 	coalesce(e.status, ''), e.input, e.output, e.error, coalesce(e.parent_id, ''), coalesce(e.parent_close, ''),
 	coalesce(e.cancel_requested, false), coalesce(e.waiting_on, ''), coalesce(e.runner, ''),
+	coalesce(e.queue, ''), coalesce(e.partition_key, ''), coalesce(e.priority, 0), e.start_at, e.dequeued_at,
 	e.created_at, e.updated_at, e.finished_at`
 
 type execScan struct {
-	x                          store.Execution
-	status                     string
-	created, updated, finished *time.Time
+	x                                             store.Execution
+	status                                        string
+	startAt, dequeued, created, updated, finished *time.Time
 }
 
 func (e *execScan) dest() []any {
 	x := &e.x
 	return []any{&x.ID, &x.Name, &x.Shard, &x.Key, &e.status, &x.Input, &x.Output, &x.Error, &x.ParentID, &x.ParentClose,
-		&x.CancelRequested, &x.WaitingOn, &x.Runner, &e.created, &e.updated, &e.finished}
+		&x.CancelRequested, &x.WaitingOn, &x.Runner, &x.Queue, &x.Partition, &x.Priority, &e.startAt, &e.dequeued,
+		&e.created, &e.updated, &e.finished}
 }
 
 func (e *execScan) execution() store.Execution {
 	x := e.x
 	x.Status = store.ExecStatus(e.status)
+	x.StartAt, x.DequeuedAt = timeOf(e.startAt), timeOf(e.dequeued)
 	x.CreatedAt, x.UpdatedAt, x.FinishedAt = timeOf(e.created), timeOf(e.updated), timeOf(e.finished)
 	return x
 }
@@ -335,7 +339,8 @@ func (s *Store) GetStartContext(ctx context.Context, id string) (store.StartCont
 
 // ListExecutions filters with at most one index each way: status, name and
 // parent have their own (created_at DESC, id DESC) indexes, which also
-// serve the time bounds and the keyset cursor as one range.
+// serve the time bounds and the keyset cursor as one range; a queue's runs
+// come from the queue index.
 func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]store.Execution, error) {
 	var where []string
 	var args []any
@@ -353,6 +358,11 @@ func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]
 		// The parent index is partial: repeat its predicate so a generic
 		// plan may use it.
 		add("e.parent_id = ? AND e.parent_id <> ''", f.ParentID)
+	}
+	if f.Queue != "" {
+		// served by the partial queue index (queue = $n implies queue IS
+		// NOT NULL), sorted: a queue's runs, not every run, are read
+		add("e.queue = ?", f.Queue)
 	}
 	if !f.Since.IsZero() {
 		add("e.created_at >= ?", f.Since)

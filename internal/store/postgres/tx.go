@@ -60,11 +60,14 @@ func (s *Store) StartExecutionTx(ctx context.Context, tx *sql.Tx, q store.StartR
 	if err != nil {
 		return false, store.EnqueueResult{}, err
 	}
-	if err := tx.QueryRowContext(ctx, sqlStartExecution, st.args...).Scan(st.dest()...); err != nil {
+	if err := tx.QueryRowContext(ctx, st.sql(), st.args...).Scan(st.dest()...); err != nil {
 		return false, store.EnqueueResult{}, wrapErr("start execution in the caller's transaction", err)
 	}
 	if st.created == nil {
 		return true, store.EnqueueResult{}, nil
+	}
+	if st.queued {
+		return false, store.EnqueueResult{}, nil
 	}
 	if st.msg.id != nil {
 		q.Message.ID, q.Message.State = *st.msg.id, store.MessageState(*st.msg.state)

@@ -142,27 +142,31 @@ func (s *Store) result(ctx context.Context, op string, m *store.Message, key *st
 }
 
 // execCols is the column list execScan reads, from the executions row
-// aliased e (coalesced: StartExecution reads it through an outer join).
+// aliased e (coalesced: StartExecution reads it through an outer join; the
+// queue columns are NULL for a run not started on a queue).
 const execCols = `coalesce(e.id, ''), coalesce(e.name, ''), coalesce(e.shard, ''), coalesce(e.idem_key, ''),
 	coalesce(e.status, ''), e.input, e.output, e.error, coalesce(e.parent_id, ''), coalesce(e.parent_close, ''),
 	coalesce(e.cancel_requested, false), coalesce(e.waiting_on, ''), coalesce(e.runner, ''),
+	coalesce(e.queue, ''), coalesce(e.partition_key, ''), coalesce(e.priority, 0), e.start_at, e.dequeued_at,
 	e.created_at, e.updated_at, e.finished_at`
 
 type execScan struct {
-	x                          store.Execution
-	status                     string
-	created, updated, finished *time.Time
+	x                                             store.Execution
+	status                                        string
+	startAt, dequeued, created, updated, finished *time.Time
 }
 
 func (e *execScan) dest() []any {
 	x := &e.x
 	return []any{&x.ID, &x.Name, &x.Shard, &x.Key, &e.status, &x.Input, &x.Output, &x.Error, &x.ParentID, &x.ParentClose,
-		&x.CancelRequested, &x.WaitingOn, &x.Runner, &e.created, &e.updated, &e.finished}
+		&x.CancelRequested, &x.WaitingOn, &x.Runner, &x.Queue, &x.Partition, &x.Priority, &e.startAt, &e.dequeued,
+		&e.created, &e.updated, &e.finished}
 }
 
 func (e *execScan) execution() store.Execution {
 	x := e.x
 	x.Status = store.ExecStatus(e.status)
+	x.StartAt, x.DequeuedAt = timeOf(e.startAt), timeOf(e.dequeued)
 	x.CreatedAt, x.UpdatedAt, x.FinishedAt = timeOf(e.created), timeOf(e.updated), timeOf(e.finished)
 	return x
 }
@@ -175,33 +179,55 @@ func scanExecution(row pgx.CollectableRow) (store.Execution, error) {
 	return e.execution(), nil
 }
 
-// sqlStartExecution inserts the run and its start context and enqueues the
-// start message, all only if no run has the id; otherwise it returns the
-// stored run (when its snapshot shows it). $15-$27 are the run's.
-var sqlStartExecution = `WITH x AS (
-		INSERT INTO voltro_workflow_executions (id, name, shard, idem_key, input, parent_id, parent_close, runner,
+// startCTEs inserts the run (x) and its start context (sc), both only if
+// no run has the id: the run's parameters are $first to $first+7, its
+// context's the next five, and a queued run's place the next four (its
+// status is then 'queued'; an unqueued run leaves the queue columns out).
+func startCTEs(first int, queued bool) string {
+	p := func(i int) string { return "$" + strconv.Itoa(first+i) }
+	cols, vals := "", ""
+	if queued {
+		cols = " status, queue, partition_key, priority, start_at,"
+		vals = " '" + string(store.ExecQueued) + "', " + p(13) + ", " + p(14) + ", " + p(15) + ", " + p(16) + ","
+	}
+	return `x AS (
+		INSERT INTO voltro_workflow_executions (id, name, shard, idem_key, input, parent_id, parent_close, runner,` + cols + `
 			created_at, updated_at)
-		VALUES ($15, $16, $17, $18, $19, $20, $21, $22, now(), now())
+		VALUES (` + p(0) + `, ` + p(1) + `, ` + p(2) + `, ` + p(3) + `, ` + p(4) + `, ` + p(5) + `, ` + p(6) + `, ` + p(7) + `,` + vals + ` now(), now())
 		ON CONFLICT (id) DO NOTHING
 		RETURNING created_at
 	), sc AS (
 		INSERT INTO _voltro_workflow_start_contexts
 			("executionId", subject, trace, source, "parentId", "parentClose", "createdAt")
-		SELECT $15::text, $23::text, $24::text, $25::text, $26::text, $27::text, now() FROM x
+		SELECT ` + p(0) + `::text, ` + p(8) + `::text, ` + p(9) + `::text, ` + p(10) + `::text, ` + p(11) + `::text, ` + p(12) + `::text, now() FROM x
 		ON CONFLICT ("executionId") DO UPDATE SET subject = EXCLUDED.subject, trace = EXCLUDED.trace,
 			source = EXCLUDED.source, "parentId" = EXCLUDED."parentId",
 			"parentClose" = EXCLUDED."parentClose", "createdAt" = now()
-	), ` + enqueueCTEs("x") + `
+	)`
+}
+
+// sqlStartExecution inserts the run and its start context and enqueues the
+// start message, all only if no run has the id; otherwise it returns the
+// stored run (when its snapshot shows it). $15-$27 are the run's.
+var sqlStartExecution = `WITH ` + startCTEs(15, false) + `, ` + enqueueCTEs("x") + `
 	SELECT (SELECT created_at FROM x), ` + execCols + `, ` + enqueueResultCols + `
 	FROM ` + enqueueResultFrom("x") + `
 	LEFT JOIN voltro_workflow_executions e ON e.id = $15 AND NOT EXISTS (SELECT 1 FROM x)`
+
+// sqlStartQueued is sqlStartExecution for a run started on a queue: it
+// inserts the run queued, with its place ($14-$17), and enqueues nothing
+// (Dequeue enqueues its start message). $1-$13 are the run's.
+var sqlStartQueued = `WITH ` + startCTEs(1, true) + `
+	SELECT (SELECT created_at FROM x), ` + execCols + `
+	FROM (SELECT 1) one
+	LEFT JOIN voltro_workflow_executions e ON e.id = $1 AND NOT EXISTS (SELECT 1 FROM x)`
 
 func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.StartContext, start *store.Message, claim *store.EnqueueClaim) (store.Execution, bool, store.EnqueueResult, error) {
 	st, err := s.newStart(store.StartRequest{Exec: x, Context: sc, Message: start, Claim: claim})
 	if err != nil {
 		return store.Execution{}, false, store.EnqueueResult{}, err
 	}
-	if err := s.pool.QueryRow(ctx, sqlStartExecution, st.args...).Scan(st.dest()...); err != nil {
+	if err := s.pool.QueryRow(ctx, st.sql(), st.args...).Scan(st.dest()...); err != nil {
 		return store.Execution{}, false, store.EnqueueResult{}, wrapErr("start execution", err)
 	}
 	o := s.started(ctx, st)
@@ -227,7 +253,7 @@ func (s *Store) StartExecutions(ctx context.Context, reqs []store.StartRequest) 
 	var b pgx.Batch
 	for _, i := range order {
 		st := sts[i]
-		b.Queue(sqlStartExecution, st.args...).QueryRow(func(r pgx.Row) error { return r.Scan(st.dest()...) })
+		b.Queue(st.sql(), st.args...).QueryRow(func(r pgx.Row) error { return r.Scan(st.dest()...) })
 	}
 	if err := s.pool.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, wrapErr("start executions", err)
@@ -242,6 +268,7 @@ func (s *Store) StartExecutions(ctx context.Context, reqs []store.StartRequest) 
 // startRow is one start's statement arguments and what it reads back.
 type startRow struct {
 	q       store.StartRequest
+	queued  bool // started on a queue: sqlStartQueued, no message
 	args    []any
 	key     *string
 	created *time.Time
@@ -254,6 +281,13 @@ func (s *Store) newStart(q store.StartRequest) (*startRow, error) {
 	if x.ID == "" {
 		return nil, errs.New(errs.CodeInvalidArgument, "workflow execution id is empty")
 	}
+	if x.Queue != "" {
+		// A queued run's start message is Dequeue's to enqueue: none now.
+		q.Message, q.Claim = nil, nil
+		return &startRow{q: q, queued: true, args: []any{x.ID, x.Name, x.Shard, x.Key, x.Input, x.ParentID, x.ParentClose, x.Runner,
+			sc.Subject, sc.Trace, sc.Source, sc.ParentID, sc.ParentClose,
+			x.Queue, x.Partition, x.Priority, nullTime(x.StartAt)}}, nil
+	}
 	args, key, err := s.enqueueArgs(q.Message, q.Claim, x.ID, x.Name, x.Shard, x.Key, x.Input, x.ParentID, x.ParentClose, x.Runner,
 		sc.Subject, sc.Trace, sc.Source, sc.ParentID, sc.ParentClose)
 	if err != nil {
@@ -262,8 +296,19 @@ func (s *Store) newStart(q store.StartRequest) (*startRow, error) {
 	return &startRow{q: q, args: args, key: key}, nil
 }
 
+func (st *startRow) sql() string {
+	if st.queued {
+		return sqlStartQueued
+	}
+	return sqlStartExecution
+}
+
 func (st *startRow) dest() []any {
-	return append(append([]any{&st.created}, st.stored.dest()...), st.msg.dest()...)
+	d := append([]any{&st.created}, st.stored.dest()...)
+	if st.queued {
+		return d
+	}
+	return append(d, st.msg.dest()...)
 }
 
 // started turns what a start statement read back into its outcome.
@@ -277,15 +322,21 @@ func (s *Store) started(ctx context.Context, st *startRow) store.StartOutcome {
 		got, err := s.GetExecution(ctx, x.ID)
 		return store.StartOutcome{Stored: got, Existing: err == nil, Err: err}
 	}
+	created := *st.created
+	stored := store.Execution{
+		ID: x.ID, Name: x.Name, Shard: x.Shard, Key: x.Key, Status: store.ExecRunning, Input: slices.Clone(x.Input),
+		ParentID: x.ParentID, ParentClose: x.ParentClose, Runner: x.Runner, CreatedAt: created, UpdatedAt: created,
+	}
+	if st.queued {
+		stored.Status = store.ExecQueued
+		stored.Queue, stored.Partition, stored.Priority, stored.StartAt = x.Queue, x.Partition, x.Priority, x.StartAt
+		return store.StartOutcome{Stored: stored}
+	}
 	res, err := s.result(ctx, "start execution", st.q.Message, st.key, &st.msg)
 	if err != nil {
 		return store.StartOutcome{Err: err}
 	}
-	created := *st.created
-	return store.StartOutcome{Result: res, Stored: store.Execution{
-		ID: x.ID, Name: x.Name, Shard: x.Shard, Key: x.Key, Status: store.ExecRunning, Input: slices.Clone(x.Input),
-		ParentID: x.ParentID, ParentClose: x.ParentClose, Runner: x.Runner, CreatedAt: created, UpdatedAt: created,
-	}}
+	return store.StartOutcome{Result: res, Stored: stored}
 }
 
 func (s *Store) GetExecution(ctx context.Context, id string) (store.Execution, error) {
@@ -335,7 +386,8 @@ func (s *Store) GetStartContext(ctx context.Context, id string) (store.StartCont
 
 // ListExecutions filters with at most one index each way: status, name and
 // parent have their own (created_at DESC, id DESC) indexes, which also
-// serve the time bounds and the keyset cursor as one range.
+// serve the time bounds and the keyset cursor as one range; a queue's runs
+// come from the queue index.
 func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]store.Execution, error) {
 	var where []string
 	var args []any
@@ -353,6 +405,11 @@ func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]
 		// The parent index is partial: repeat its predicate so a generic
 		// plan may use it.
 		add("e.parent_id = ? AND e.parent_id <> ''", f.ParentID)
+	}
+	if f.Queue != "" {
+		// served by the partial queue index (queue = $n implies queue IS
+		// NOT NULL), sorted: a queue's runs, not every run, are read
+		add("e.queue = ?", f.Queue)
 	}
 	if !f.Since.IsZero() {
 		add("e.created_at >= ?", f.Since)

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"net"
 	"sync/atomic"
+	"time"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
@@ -69,3 +70,22 @@ func (c countingConn) Write(b []byte) (int, error) {
 	}
 	return c.Conn.Write(b)
 }
+
+// HeadsSQL is the heads statement of a dequeue of l reading limit heads
+// (-1: all), and its arguments for queue l.Name at now.
+func HeadsSQL(l store.QueueLimits, limit int, now time.Time) (string, []any) {
+	args := []any{l.Name, now}
+	if l.PartitionConcurrency > 0 {
+		args = append(args, l.Name, l.PartitionConcurrency)
+	}
+	if limit >= 0 {
+		args = append(args, limit)
+	}
+	return headsSQL(l, limit), args
+}
+
+// The statements that count a queue's slots in use and its recent dequeues.
+const (
+	CountSlots  = countSlots
+	CountRecent = countRecent
+)

@@ -43,8 +43,7 @@ func (s *Store) StartExecutionTx(ctx context.Context, tx *sql.Tx, q store.StartR
 	if err := s.checkTx(ctx, tx); err != nil {
 		return false, store.EnqueueResult{}, err
 	}
-	x := q.Exec
-	x.Status = store.ExecRunning
+	x := started(q.Exec)
 	execArgs, scArgs := startArgs(x, q.Context)
 	if _, err := tx.ExecContext(ctx, insertExec, execArgs...); isDuplicate(err) {
 		return true, store.EnqueueResult{}, nil
@@ -54,7 +53,11 @@ func (s *Store) StartExecutionTx(ctx context.Context, tx *sql.Tx, q store.StartR
 	if _, err := tx.ExecContext(ctx, upsertStartContext, scArgs...); err != nil {
 		return false, store.EnqueueResult{}, wrapErr("start workflow execution in the caller's transaction", err)
 	}
-	res, err := s.enqueueIn(ctx, tx, q.Message)
+	m := startMessage(x, q.Message)
+	if m == nil { // on a queue, Dequeue sends its start
+		return false, store.EnqueueResult{}, nil
+	}
+	res, err := s.enqueueIn(ctx, tx, m)
 	return false, res, err
 }
 

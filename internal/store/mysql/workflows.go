@@ -26,11 +26,16 @@ import (
 const notTerminal = "status NOT IN ('" + string(store.ExecCompleted) + "', '" + string(store.ExecFailed) + "', '" + string(store.ExecCancelled) + "')"
 
 const execCols = `id, name, shard, idem_key, status, input, output, error, parent_id, parent_close,
-	cancel_requested, waiting_on, runner, created_at, updated_at, finished_at`
+	cancel_requested, waiting_on, runner, created_at, updated_at, finished_at,
+	queue, partition_key, priority, start_at, dequeued_at`
 
+// insertExec writes a run's queue columns too (a run not on a queue has
+// queue NULL and the other columns' defaults): one statement for both
+// kinds, so a batch mixes them.
 const insertExec = `INSERT INTO voltro_workflow_executions (id, name, shard, idem_key, status, input, output, error,
-	parent_id, parent_close, cancel_requested, waiting_on, runner, created_at, updated_at, finished_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), NULL)`
+	parent_id, parent_close, cancel_requested, waiting_on, runner, queue, partition_key, priority, start_at,
+	created_at, updated_at, finished_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), NULL)`
 
 // upsertStartContext overwrites a leftover row of an id that is new again.
 const upsertStartContext = "INSERT INTO `_voltro_workflow_start_contexts` " +
@@ -143,10 +148,13 @@ func scanOne(rows *sql.Rows, dest ...any) (bool, error) {
 func scanExec(r scanner) (store.Execution, error) {
 	var x store.Execution
 	var status string
-	var finished sql.NullTime
+	var queue sql.NullString
+	var finished, startAt, dequeued sql.NullTime
 	err := r.Scan(&x.ID, &x.Name, &x.Shard, &x.Key, &status, &x.Input, &x.Output, &x.Error, &x.ParentID, &x.ParentClose,
-		&x.CancelRequested, &x.WaitingOn, &x.Runner, &x.CreatedAt, &x.UpdatedAt, &finished)
+		&x.CancelRequested, &x.WaitingOn, &x.Runner, &x.CreatedAt, &x.UpdatedAt, &finished,
+		&queue, &x.Partition, &x.Priority, &startAt, &dequeued)
 	x.Status, x.FinishedAt = store.ExecStatus(status), timeOf(finished)
+	x.Queue, x.StartAt, x.DequeuedAt = queue.String, timeOf(startAt), timeOf(dequeued)
 	return x, err
 }
 
@@ -219,6 +227,9 @@ func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]
 	}
 	if f.ParentID != "" {
 		where, args = append(where, "parent_id = ?"), append(args, f.ParentID)
+	}
+	if f.Queue != "" {
+		where, args = append(where, "queue = ?"), append(args, f.Queue)
 	}
 	// the bounds in microseconds, the column's precision: a literal with
 	// more digits is not a range the optimizer serves from the index (it

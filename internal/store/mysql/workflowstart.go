@@ -1,6 +1,7 @@
 // Starting workflow runs: StartExecution and the batched StartExecutions,
 // each writing the run, its start context and its start message in one
-// transaction.
+// transaction. A run started on a queue is written queued, without a start
+// message: Dequeue sends it when the run gets its slot (queues.go).
 
 package mysql
 
@@ -23,15 +24,41 @@ const readStarted = `SELECT e.created_at, e.updated_at, m.id, m.deliver_at, m.cr
 
 // startArgs are insertExec's and upsertStartContext's arguments for a start.
 func startArgs(x store.Execution, sc store.StartContext) (execArgs, scArgs []any) {
+	var queue any
+	if x.Queue != "" {
+		queue = x.Queue
+	}
 	return []any{x.ID, x.Name, x.Shard, x.Key, string(x.Status), x.Input, x.Output, x.Error,
-			x.ParentID, x.ParentClose, x.CancelRequested, x.WaitingOn, x.Runner},
+			x.ParentID, x.ParentClose, x.CancelRequested, x.WaitingOn, x.Runner,
+			queue, x.Partition, x.Priority, nullTime(x.StartAt)},
 		[]any{x.ID, sc.Subject, sc.Trace, sc.Source, sc.ParentID, sc.ParentClose}
+}
+
+// started is x as a start stores it: queued when it is on a queue, running
+// otherwise, not finished nor dequeued.
+func started(x store.Execution) store.Execution {
+	x.Status = store.ExecRunning
+	if x.Queue != "" {
+		x.Status = store.ExecQueued
+	}
+	x.FinishedAt, x.DequeuedAt = time.Time{}, time.Time{}
+	return x
+}
+
+// startMessage is the message a start of x enqueues: none for a run on a
+// queue, whatever the caller passed (its start is Dequeue's to send, when
+// the run gets a slot; sent now, the run would run without one).
+func startMessage(x store.Execution, m *store.Message) *store.Message {
+	if x.Queue != "" {
+		return nil
+	}
+	return m
 }
 
 func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.StartContext, start *store.Message, claim *store.EnqueueClaim) (store.Execution, bool, store.EnqueueResult, error) {
 	var res store.EnqueueResult
-	x.Status = store.ExecRunning
-	x.FinishedAt = time.Time{}
+	x = started(x)
+	start = startMessage(x, start)
 	execArgs, scArgs := startArgs(x, sc)
 	var mq string
 	var margs []any
@@ -182,18 +209,24 @@ func (s *Store) StartExecutions(ctx context.Context, reqs []store.StartRequest) 
 	stmts := make([]string, 0, 4*len(reqs))
 	var args []any
 	for i, q := range reqs {
-		x, sc := q.Exec, q.Context
-		if x.ID == "" || q.Message == nil {
-			return nil, errs.New(errs.CodeInvalidArgument, "start %d of the batch has no id or no start message", i)
+		x := started(q.Exec)
+		m := startMessage(x, q.Message)
+		if err := checkStart(i, x, m); err != nil {
+			return nil, err
 		}
-		mq, margs, _, err := enqueueStmt(q.Message, q.Claim, "")
+		execArgs, scArgs := startArgs(x, q.Context)
+		stmts = append(stmts, insertExec, upsertStartContext)
+		args = append(append(args, execArgs...), scArgs...)
+		if m == nil {
+			stmts, args = append(stmts, readQueued), append(args, x.ID)
+			continue
+		}
+		mq, margs, _, err := enqueueStmt(m, q.Claim, "")
 		if err != nil {
 			return nil, err
 		}
-		x.Status = store.ExecRunning
-		execArgs, scArgs := startArgs(x, sc)
-		stmts = append(stmts, insertExec, upsertStartContext, mq, readStarted)
-		args = append(append(append(append(args, execArgs...), scArgs...), margs...), x.ID)
+		stmts = append(stmts, mq, readStarted)
+		args = append(append(args, margs...), x.ID)
 	}
 	sms := make([]sentMessage, len(reqs))
 	err := s.txBatch(ctx, stmts, args, func(rows *sql.Rows) error {
@@ -221,12 +254,26 @@ func (s *Store) StartExecutions(ctx context.Context, reqs []store.StartRequest) 
 	for i, q := range reqs {
 		o := &out[i]
 		created, updated := o.Stored.CreatedAt, o.Stored.UpdatedAt
-		o.Stored = q.Exec
-		o.Stored.Status, o.Stored.FinishedAt = store.ExecRunning, time.Time{}
+		o.Stored = started(q.Exec)
 		o.Stored.CreatedAt, o.Stored.UpdatedAt = created, updated
-		enqueued(q.Message, q.Claim, &o.Result, sms[i])
+		if m := startMessage(q.Exec, q.Message); m != nil {
+			enqueued(m, q.Claim, &o.Result, sms[i])
+		}
 	}
 	return out, nil
+}
+
+// readQueued is readStarted for a start without a message: its message
+// columns read NULL (LAST_INSERT_ID would name an earlier start's message).
+const readQueued = "SELECT created_at, updated_at, NULL, NULL, NULL, NULL FROM voltro_workflow_executions WHERE id = ?"
+
+// checkStart refuses start i of a batch, x with start message m, when it
+// has no id, or no message and is not on a queue.
+func checkStart(i int, x store.Execution, m *store.Message) error {
+	if x.ID == "" || (m == nil && x.Queue == "") {
+		return errs.New(errs.CodeInvalidArgument, "start %d of the batch has no id or no start message", i)
+	}
+	return nil
 }
 
 // startsTx writes a batch of starts in one ordinary transaction: the runs
@@ -241,17 +288,17 @@ func (s *Store) startsTx(ctx context.Context, reqs []store.StartRequest) ([]stor
 	mqs := make([]string, len(reqs))
 	margs := make([][]any, len(reqs))
 	for i, q := range reqs {
-		if q.Exec.ID == "" || q.Message == nil {
-			return nil, errs.New(errs.CodeInvalidArgument, "start %d of the batch has no id or no start message", i)
+		x := started(q.Exec)
+		m := startMessage(x, q.Message)
+		if err := checkStart(i, x, m); err != nil {
+			return nil, err
 		}
-		if !s.returning() { // with RETURNING, returningMessages builds them below
+		if m != nil && !s.returning() { // with RETURNING, returningMessages builds them below
 			var err error
-			if mqs[i], margs[i], _, err = enqueueStmt(q.Message, q.Claim, ""); err != nil {
+			if mqs[i], margs[i], _, err = enqueueStmt(m, q.Claim, ""); err != nil {
 				return nil, err
 			}
 		}
-		x := q.Exec
-		x.Status = store.ExecRunning
 		ea, sa := startArgs(x, q.Context)
 		execArgs, scArgs, ids[i] = append(execArgs, ea...), append(scArgs, sa...), x.ID
 	}
@@ -277,6 +324,9 @@ func (s *Store) startsTx(ctx context.Context, reqs []store.StartRequest) ([]stor
 			return err
 		}
 		for i := range reqs {
+			if mqs[i] == "" { // on a queue: no start message
+				continue
+			}
 			var sm sentMessage
 			if _, err := tx.ExecContext(ctx, mqs[i], margs[i]...); err != nil {
 				return err
@@ -309,8 +359,7 @@ func (s *Store) startsTx(ctx context.Context, reqs []store.StartRequest) ([]stor
 				return fmt.Errorf("start batch: run %s is not there", q.Exec.ID)
 			}
 			o := &out[i]
-			o.Stored = q.Exec
-			o.Stored.Status, o.Stored.FinishedAt = store.ExecRunning, time.Time{}
+			o.Stored = started(q.Exec)
 			o.Stored.CreatedAt, o.Stored.UpdatedAt = t[0], t[1]
 		}
 		return nil
@@ -360,43 +409,56 @@ func startsReturning(ctx context.Context, tx *sql.Tx, reqs []store.StartRequest,
 		return err
 	}
 	sent := make(map[string]sentMessage, len(reqs))
-	err = scanRows(ctx, tx, mq, margs, func(rows *sql.Rows) error {
-		var id string
-		var sm sentMessage
-		err := rows.Scan(append([]any{&id}, sm.dest()...)...)
-		sent[id] = sm
-		return err
-	})
-	if err != nil {
-		return err
+	if mq != "" { // "": every run of the batch is on a queue
+		err = scanRows(ctx, tx, mq, margs, func(rows *sql.Rows) error {
+			var id string
+			var sm sentMessage
+			err := rows.Scan(append([]any{&id}, sm.dest()...)...)
+			sent[id] = sm
+			return err
+		})
+		if err != nil {
+			return err
+		}
 	}
 	for i, q := range reqs {
 		t, ok := at[q.Exec.ID]
-		sm, sok := sent[q.Message.EntityID]
+		m := startMessage(q.Exec, q.Message)
+		var sm sentMessage
+		sok := m == nil // a run on a queue has none
+		if m != nil {
+			sm, sok = sent[m.EntityID]
+		}
 		if !ok || !sok {
 			return fmt.Errorf("start batch: run %s or its start message is not there", q.Exec.ID)
 		}
 		o := &out[i]
-		enqueued(q.Message, q.Claim, &o.Result, sm)
-		o.Stored = q.Exec
-		o.Stored.Status, o.Stored.FinishedAt = store.ExecRunning, time.Time{}
+		if m != nil {
+			enqueued(m, q.Claim, &o.Result, sm)
+		}
+		o.Stored = started(q.Exec)
 		o.Stored.CreatedAt, o.Stored.UpdatedAt = t[0], t[1]
 	}
 	return nil
 }
 
 // returningMessages is the start messages of reqs as one INSERT …
-// SELECT … UNION ALL … RETURNING (startsReturning's third statement).
+// SELECT … UNION ALL … RETURNING (startsReturning's third statement), ""
+// when no run of reqs has one (all are on a queue).
 func returningMessages(reqs []store.StartRequest) (string, []any, error) {
 	const head = "INSERT INTO voltro_messages (" + insertCols + ")\n\t"
-	sels := make([]string, len(reqs))
+	sels := make([]string, 0, len(reqs))
 	var margs []any
 	for i, q := range reqs {
+		m := startMessage(q.Exec, q.Message)
+		if m == nil {
+			continue
+		}
 		where := ""
 		if q.Claim == nil {
 			where = "TRUE" // enqueueWhere: enqueuePlain as a SELECT
 		}
-		mq, args, _, err := enqueueStmt(q.Message, q.Claim, where)
+		mq, args, _, err := enqueueStmt(m, q.Claim, where)
 		if err != nil {
 			return "", nil, err
 		}
@@ -404,7 +466,10 @@ func returningMessages(reqs []store.StartRequest) (string, []any, error) {
 		if !ok {
 			return "", nil, fmt.Errorf("start batch: message statement %d is not an INSERT … SELECT", i)
 		}
-		sels[i], margs = sel, append(margs, args...)
+		sels, margs = append(sels, sel), append(margs, args...)
+	}
+	if len(sels) == 0 {
+		return "", nil, nil
 	}
 	return head + strings.Join(sels, "\nUNION ALL ") + " RETURNING entity_id, id, deliver_at, created_at, state", margs, nil
 }

@@ -35,7 +35,7 @@ func sweepRunsSQL(dry bool) string {
 		WHERE e.status IN ('completed', 'failed', 'cancelled') AND e.created_at < @before
 			AND (CASE WHEN e.finished_at = 0 THEN e.updated_at ELSE e.finished_at END) < @before
 			AND NOT EXISTS (SELECT 1 FROM voltro_workflow_executions AS p
-				WHERE p.id = e.parent_id AND p.status IN ('running', 'suspended'))
+				WHERE p.id = e.parent_id AND p.status IN ('queued', 'running', 'suspended'))
 			AND NOT EXISTS (SELECT 1 FROM voltro_messages AS m WHERE m.dedupe_key = '` + store.RunStartKey("") + `' || e.id
 				AND (m.state IN ('pending', 'claimed') OR (m.state = 'dead' AND NOT m.processed_at < @dead)))
 		` + tail

@@ -42,12 +42,13 @@ func (s *Store) StartExecutionTx(ctx context.Context, tx *sql.Tx, q store.StartR
 		return false, store.EnqueueResult{}, err
 	}
 	x, sc, t := q.Exec, q.Context, s.now()
-	r, err := tx.ExecContext(ctx, insertExecSQL,
+	status, place := queuedStart(x)
+	r, err := tx.ExecContext(ctx, insertExecSQL, append([]any{
 		sql.Named("id", x.ID), sql.Named("name", x.Name), sql.Named("shard", x.Shard), sql.Named("idem_key", x.Key),
-		sql.Named("status", string(store.ExecRunning)), sql.Named("input", blob(x.Input)), sql.Named("output", nil),
+		sql.Named("status", string(status)), sql.Named("input", blob(x.Input)), sql.Named("output", nil),
 		sql.Named("error", nil), sql.Named("parent_id", x.ParentID), sql.Named("parent_close", x.ParentClose),
 		sql.Named("cancel_requested", false), sql.Named("waiting_on", ""), sql.Named("runner", x.Runner),
-		sql.Named("now", t))
+		sql.Named("now", t)}, place...)...)
 	if err != nil {
 		return false, store.EnqueueResult{}, s.wrap(err, "start workflow execution in the caller's transaction")
 	}
@@ -56,6 +57,9 @@ func (s *Store) StartExecutionTx(ctx context.Context, tx *sql.Tx, q store.StartR
 	}
 	if _, err := tx.ExecContext(ctx, upsertStartSQL, x.ID, sc.Subject, sc.Trace, sc.Source, sc.ParentID, sc.ParentClose, t); err != nil {
 		return false, store.EnqueueResult{}, s.wrap(err, "start workflow execution in the caller's transaction")
+	}
+	if status == store.ExecQueued {
+		return false, store.EnqueueResult{}, nil // its start message is Dequeue's to enqueue
 	}
 	res, err := s.enqueueIn(ctx, tx, q.Message, t)
 	return false, res, err

@@ -28,12 +28,17 @@ const holdsShard = `EXISTS (SELECT 1 FROM voltro_shard_locks AS l
 
 // execCols is the column list scanExec reads, in order.
 const execCols = `id, name, shard, idem_key, status, input, output, error, parent_id, parent_close,
-	cancel_requested, waiting_on, runner, created_at, updated_at, finished_at`
+	cancel_requested, waiting_on, runner, created_at, updated_at, finished_at,
+	queue, partition_key, priority, start_at, dequeued_at`
 
 // insertExecSQL inserts a run unless its id exists (then no row changes).
+// A run on a queue is inserted 'queued' with its place there (see
+// queuedStart); any other run has an empty queue and the queue columns at their
+// defaults, which keeps it out of the queue indexes.
 const insertExecSQL = `INSERT INTO voltro_workflow_executions (` + execCols + `)
 	VALUES (@id, @name, @shard, @idem_key, @status, @input, @output, @error, @parent_id, @parent_close,
-		@cancel_requested, @waiting_on, @runner, @now, @now, 0)
+		@cancel_requested, @waiting_on, @runner, @now, @now, 0,
+		@queue, @partition_key, @priority, @start_at, 0)
 	ON CONFLICT (id) DO NOTHING`
 
 const getExecSQL = `SELECT ` + execCols + ` FROM voltro_workflow_executions WHERE id = ?`
@@ -83,13 +88,15 @@ const execExistsSQL = `SELECT EXISTS (SELECT 1 FROM voltro_workflow_executions W
 func scanExec(sc rowScanner) (store.Execution, error) {
 	var x store.Execution
 	var status string
-	var created, updated, finished int64
+	var created, updated, finished, startAt, dequeued int64
 	if err := sc.Scan(&x.ID, &x.Name, &x.Shard, &x.Key, &status, &x.Input, &x.Output, &x.Error, &x.ParentID, &x.ParentClose,
-		&x.CancelRequested, &x.WaitingOn, &x.Runner, &created, &updated, &finished); err != nil {
+		&x.CancelRequested, &x.WaitingOn, &x.Runner, &created, &updated, &finished,
+		&x.Queue, &x.Partition, &x.Priority, &startAt, &dequeued); err != nil {
 		return x, err
 	}
 	x.Status = store.ExecStatus(status)
 	x.CreatedAt, x.UpdatedAt, x.FinishedAt = fromMicros(created), fromMicros(updated), fromMicros(finished)
+	x.StartAt, x.DequeuedAt = fromMicros(startAt), fromMicros(dequeued)
 	return x, nil
 }
 
@@ -236,6 +243,10 @@ func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.
 	var stored store.Execution
 	existing := false
 	t := s.now()
+	status, place := queuedStart(x)
+	if status == store.ExecQueued {
+		start = nil // its start message is Dequeue's to enqueue
+	}
 	queries := []string{insertExecSQL, getExecSQL, upsertStartSQL}
 	if start != nil {
 		queries = append(queries, enqueueSQL, duplicateSQL)
@@ -245,12 +256,12 @@ func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.
 		if err != nil {
 			return false, err
 		}
-		r, err := ins.ExecContext(ctx,
+		r, err := ins.ExecContext(ctx, append([]any{
 			sql.Named("id", x.ID), sql.Named("name", x.Name), sql.Named("shard", x.Shard), sql.Named("idem_key", x.Key),
-			sql.Named("status", string(store.ExecRunning)), sql.Named("input", blob(x.Input)), sql.Named("output", blob(x.Output)),
+			sql.Named("status", string(status)), sql.Named("input", blob(x.Input)), sql.Named("output", blob(x.Output)),
 			sql.Named("error", blob(x.Error)), sql.Named("parent_id", x.ParentID), sql.Named("parent_close", x.ParentClose),
 			sql.Named("cancel_requested", x.CancelRequested), sql.Named("waiting_on", x.WaitingOn), sql.Named("runner", x.Runner),
-			sql.Named("now", t))
+			sql.Named("now", t)}, place...)...)
 		if err != nil {
 			return false, err
 		}
@@ -289,7 +300,8 @@ func (s *Store) StartExecution(ctx context.Context, x store.Execution, sc store.
 	if existing {
 		return stored, true, store.EnqueueResult{}, nil
 	}
-	x.Status, x.CreatedAt, x.UpdatedAt, x.FinishedAt = store.ExecRunning, fromMicros(t), fromMicros(t), fromMicros(0)
+	x = startedAs(x, status)
+	x.CreatedAt, x.UpdatedAt, x.FinishedAt = fromMicros(t), fromMicros(t), fromMicros(0)
 	return x, false, res, nil
 }
 
@@ -352,6 +364,11 @@ func (s *Store) ListExecutions(ctx context.Context, f store.ExecutionFilter) ([]
 	if f.Name != "" {
 		where = append(where, `name = ?`)
 		args = append(args, f.Name)
+	}
+	if f.Queue != "" {
+		// queue <> '' lets the planner use the partial index of queued runs
+		where = append(where, `queue = ? AND queue <> ''`)
+		args = append(args, f.Queue)
 	}
 	if f.ParentID != "" {
 		// parent_id <> '' lets the planner use the partial index of children

@@ -32,6 +32,7 @@ func commands() map[string]command {
 		"gc":        {"delete what the retention no longer keeps, per table: gc [--dry-run] [--format json]", runGC, nil},
 		"bench":     {"benchmarks beside the database's commit rate: bench messages | workflows | cdc", runBench, []string{"messages", "workflows", "cdc"}},
 		"cluster":   {"one row per running instance and the shared state: cluster status [--process NAME] [--format json]", runCluster, []string{"status"}},
+		"queues":    {"fleet-wide queues, their limits and runs: queues list | show NAME [--format json]", runQueues, []string{"list", "show"}},
 		"schedules": {"schedules and their runs: schedules list | runs NAME [--format json]", runSchedules, []string{"list", "runs"}},
 		"watch":     {"a table's changes as they commit: watch TABLE [--where COL=VALUE] [--format json]", runWatch, nil},
 		"logs":      {"recent log records of every running instance, merged by time: logs [--tail N] [--boot] [--process NAME] [--format json]", runLogs, nil},

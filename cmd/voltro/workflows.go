@@ -22,9 +22,9 @@ import (
 	"github.com/voltro/voltro/internal/workflow"
 )
 
-const workflowsUsage = `usage: voltro workflows start NAME [--input JSON] [--key K] [--force]
+const workflowsUsage = `usage: voltro workflows start NAME [--input JSON] [--key K] [--force] [--queue Q [--partition K] [--priority N]] [--at TIME | --after DURATION]
        voltro workflows get ID [--format json]
-       voltro workflows list [--status S] [--name N] [--limit N] [--format json]
+       voltro workflows list [--status S] [--name N] [--queue Q] [--limit N] [--format json]
        voltro workflows cancel ID
        voltro workflows signal ID NAME [--payload JSON]
        voltro workflows resume ID
@@ -35,6 +35,13 @@ storage), naming the workflows live runners do host, and --input its
 workflow could not decode (a wrong JSON type, a number that does not fit),
 by the input schema its runners publish; unknown fields pass, as in
 encoding/json. --force skips both checks and queues it anyway.
+
+start --queue Q puts the run on queue Q: it stays queued until the limits
+the instances registering Q stored give it a slot (voltro queues show Q);
+start refuses a Q no instance registered (nothing would dequeue the run)
+unless --force. --partition and --priority are its place on Q (lower
+priority first). --at (RFC 3339) or --after (10m) defers its start, on a
+queue or not.
 
 cancel of a run whose workflow no live runner hosts finishes it as
 cancelled at once and dead-letters its pending messages; otherwise the
@@ -86,10 +93,12 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 	key := fs.String("key", "", "start: idempotency key (same name + key = same run)")
 	payload := fs.String("payload", "null", "signal: the payload as JSON")
 	format := fs.String("format", "table", "get, list: table or json")
-	status := fs.String("status", "", "list: running, suspended, completed, failed or cancelled")
+	status := fs.String("status", "", "list: queued, running, suspended, completed, failed or cancelled")
 	name := fs.String("name", "", "list: only this workflow")
 	limit := fs.Int("limit", 50, "list: at most this many")
-	force := fs.Bool("force", false, "start: queue the run even if no live runner hosts the workflow or its input does not fit the published schema")
+	force := fs.Bool("force", false, "start: queue the run even if no live runner hosts the workflow, its input does not fit the published schema or no instance registered its --queue")
+	// --queue is also list's filter: declared with start's placement
+	place := placementFlags(fs)
 	// flags may follow the positional arguments
 	var pos []string
 	for len(rest) > 0 {
@@ -121,6 +130,12 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 	if err := checkJSON(sub, *input, *payload); err != nil {
 		return err
 	}
+	// the other subcommands ignore start's flags (as they ignore --input);
+	// list reads --queue
+	p, err := place()
+	if err != nil && sub == "start" {
+		return err
+	}
 	w, err := publicClient(ctx, env)
 	if err != nil {
 		return err
@@ -128,11 +143,11 @@ func runWorkflows(ctx context.Context, args []string, env func(string) string, s
 	defer w.Close()
 	switch sub {
 	case "start":
-		return workflowStart(ctx, w, pos[0], *input, *key, *force, stdout, stderr)
+		return workflowStart(ctx, w, pos[0], *input, *key, *force, p, stdout, stderr)
 	case "get":
 		return workflowGet(ctx, w, pos[0], *format, stdout)
 	case "list":
-		return workflowList(ctx, w, *status, *name, *limit, *format, stdout)
+		return workflowList(ctx, w, voltro.ListFilter{Status: voltro.RunStatus(*status), Name: *name, Queue: p.queue, Limit: *limit}, *format, stdout)
 	case "cancel":
 		return workflowCancel(ctx, w, pos[0], stdout)
 	case "signal":
@@ -173,7 +188,7 @@ func workflowSynopsis(sub string) string {
 }
 
 // runStatuses are the values of workflows list --status.
-var runStatuses = []store.ExecStatus{store.ExecRunning, store.ExecSuspended, store.ExecCompleted, store.ExecFailed, store.ExecCancelled}
+var runStatuses = []store.ExecStatus{store.ExecQueued, store.ExecRunning, store.ExecSuspended, store.ExecCompleted, store.ExecFailed, store.ExecCancelled}
 
 // checkRunStatus refuses a --status that is no run status: listing it would
 // print an empty table as if no run matched.
@@ -200,13 +215,19 @@ func checkJSON(sub, input, payload string) error {
 	return nil
 }
 
-// workflowStart starts workflow name with input (valid JSON) and prints the
-// run's id; unless force, it first checks that a live runner hosts the
-// workflow and that the input fits its published schema.
-func workflowStart(ctx context.Context, w *voltro.Client, name, input, key string, force bool, stdout, stderr io.Writer) error {
-	opts := []voltro.StartOption{voltro.WithSource(voltro.SourceCLI)}
+// workflowStart starts workflow name with input (valid JSON) where p
+// places it and prints the run's id; unless force, it first checks that a
+// live runner hosts the workflow, that the input fits its published schema
+// and that an instance registered p's queue.
+func workflowStart(ctx context.Context, w *voltro.Client, name, input, key string, force bool, p placement, stdout, stderr io.Writer) error {
+	opts := append([]voltro.StartOption{voltro.WithSource(voltro.SourceCLI)}, p.options()...)
 	if !force {
 		opts = append(opts, voltro.RequireHost())
+		if p.queue != "" {
+			if err := checkQueueStored(ctx, w, p.queue); err != nil {
+				return err
+			}
+		}
 	}
 	var existing *voltro.WorkflowStatus
 	if key != "" {
@@ -230,9 +251,9 @@ func workflowStart(ctx context.Context, w *voltro.Client, name, input, key strin
 	return nil
 }
 
-// workflowList prints the runs that match, as a table or JSON.
-func workflowList(ctx context.Context, w *voltro.Client, status, name string, limit int, format string, stdout io.Writer) error {
-	xs, err := w.List(ctx, voltro.ListFilter{Status: voltro.RunStatus(status), Name: name, Limit: limit})
+// workflowList prints the runs that match f, as a table or JSON.
+func workflowList(ctx context.Context, w *voltro.Client, f voltro.ListFilter, format string, stdout io.Writer) error {
+	xs, err := w.List(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -313,12 +334,19 @@ type execView struct {
 	Runner     string          `json:"runner,omitempty"`
 	CreatedAt  time.Time       `json:"createdAt"`
 	FinishedAt *time.Time      `json:"finishedAt,omitempty"`
-	Steps      []stepView      `json:"steps,omitempty"`
+	// the run's place on its queue (OnQueue, workflows start --queue)
+	Queue      string     `json:"queue,omitempty"`
+	Partition  string     `json:"partition,omitempty"`
+	Priority   int        `json:"priority,omitempty"`
+	StartAt    *time.Time `json:"startAt,omitempty"`
+	DequeuedAt *time.Time `json:"dequeuedAt,omitempty"`
+	Steps      []stepView `json:"steps,omitempty"`
 }
 
 func viewOf(x voltro.WorkflowStatus) execView {
 	return execView{ID: x.ID, Name: x.Name, Status: string(x.Status), WaitingOn: x.Waiting.String(), Input: x.Input, Result: x.Output, Error: x.Error,
-		ParentID: x.ParentID, Runner: x.Runner, CreatedAt: x.CreatedAt, FinishedAt: x.FinishedAt}
+		ParentID: x.ParentID, Runner: x.Runner, CreatedAt: x.CreatedAt, FinishedAt: x.FinishedAt,
+		Queue: x.Queue, Partition: x.Partition, Priority: x.Priority, StartAt: x.StartAt, DequeuedAt: x.DequeuedAt}
 }
 
 func workflowGet(ctx context.Context, w *voltro.Client, id, format string, stdout io.Writer) error {
@@ -349,6 +377,7 @@ func workflowGet(ctx context.Context, w *voltro.Client, id, format string, stdou
 	if v.ParentID != "" {
 		fmt.Fprintf(stdout, "  parent:     %s\n", term(v.ParentID))
 	}
+	printPlace(stdout, v)
 	fmt.Fprintf(stdout, "  input:      %s\n", term(string(v.Input)))
 	switch {
 	case v.Error != nil:

@@ -89,7 +89,9 @@ func WithPriority(p int) StartOption { return func(o *startOptions) { o.Priority
 
 // StartAt defers the run's start until t: durably, across restarts and
 // failover. A queued run is dequeued no earlier than t.
-func StartAt(t time.Time) StartOption { return func(o *startOptions) { o.StartAt = t; o.StartAfter = 0 } }
+func StartAt(t time.Time) StartOption {
+	return func(o *startOptions) { o.StartAt = t; o.StartAfter = 0 }
+}
 
 // StartAfter defers the run's start by d from now (StartAt).
 func StartAfter(d time.Duration) StartOption {
@@ -97,7 +99,9 @@ func StartAfter(d time.Duration) StartOption {
 }
 
 // Queues lists the queues stored for the fleet, by name.
-func (a *App) Queues(ctx context.Context) ([]QueueInfo, error) { return listQueues(ctx, a.in.Workflows) }
+func (a *App) Queues(ctx context.Context) ([]QueueInfo, error) {
+	return listQueues(ctx, a.in.Workflows)
+}
 
 // Queues lists the queues stored for the fleet, by name.
 func (c *Client) Queues(ctx context.Context) ([]QueueInfo, error) { return listQueues(ctx, c.wf) }

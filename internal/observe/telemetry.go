@@ -269,7 +269,9 @@ func (t *Telemetry) WorkflowFinished(name, status string, age time.Duration) {
 }
 
 // QueueDequeued counts n runs of queue given a slot here.
-func (t *Telemetry) QueueDequeued(queue string, n int) { t.dequeued.WithLabelValues(queue).Add(float64(n)) }
+func (t *Telemetry) QueueDequeued(queue string, n int) {
+	t.dequeued.WithLabelValues(queue).Add(float64(n))
+}
 
 // QueueWaited observes how long a run of queue waited for its slot.
 func (t *Telemetry) QueueWaited(queue string, d time.Duration) {

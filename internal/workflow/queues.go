@@ -92,7 +92,9 @@ func CheckQueue(l store.QueueLimits) error {
 }
 
 // Queues lists the queues stored for the fleet.
-func (w *Engine) Queues(ctx context.Context) ([]store.QueueLimits, error) { return w.e.Store().ListQueues(ctx) }
+func (w *Engine) Queues(ctx context.Context) ([]store.QueueLimits, error) {
+	return w.e.Store().ListQueues(ctx)
+}
 
 // QueueStats counts a queue's runs.
 func (w *Engine) QueueStats(ctx context.Context, name string) (store.QueueStats, error) {

@@ -225,7 +225,7 @@ func (w *Engine) start(ctx context.Context, name string, input []byte, o StartOp
 	if err != nil {
 		return store.Execution{}, err
 	}
-	defer w.clk.Hold()() // until the start message is dispatched or its owner woken
+	defer w.clk.Hold()()  // until the start message is dispatched or its owner woken
 	if q.Message == nil { // queued: its dequeue enqueues the start message
 		stored, existing, _, err := w.ws.StartExecution(ctx, q.Exec, q.Context, nil, nil)
 		endSpan(err == nil && !existing, err)
